@@ -1,0 +1,66 @@
+# Two commands on a fresh machine with python3 and make: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed-run
+
+.PHONY: run test test-sqlite test-postgres lint typecheck fmt lock bench-upload bench-browse clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): requirements.lock pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+$(STAMP): requirements-dev.lock $(RUN_STAMP)
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
+	touch $@
+
+run: $(RUN_STAMP)
+	$(BIN)/marketplace serve
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 -q
+	@if [ -n "$$MARKETPLACE_TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
+		$(MAKE) --no-print-directory test-postgres; \
+	else \
+		echo "PostgreSQL run skipped: set MARKETPLACE_TEST_DATABASE_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/test (or CI=true) to enable it"; \
+	fi
+
+test-sqlite: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+test-postgres: $(STAMP)
+	MARKETPLACE_TEST_DATABASE_URL=$${MARKETPLACE_TEST_DATABASE_URL:-postgresql+asyncpg://postgres@127.0.0.1:5432/test} \
+		$(BIN)/python -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+# Regenerates the hash-checked locks (needs uv: `pip install uv`).
+lock:
+	uv pip compile --python-version 3.11 --generate-hashes --no-header --quiet requirements.in -o requirements.lock
+	uv pip compile --python-version 3.11 --generate-hashes --no-header --quiet requirements-dev.in -o requirements-dev.lock
+
+bench-upload: $(STAMP)
+	$(BIN)/python bench/bench_upload.py
+
+bench-browse: $(STAMP)
+	$(BIN)/python bench/bench_browse.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,87 @@
+"""Settings from MARKETPLACE_* environment variables (and a .env file)."""
+
+from __future__ import annotations
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="MARKETPLACE_", env_file=".env", extra="ignore", validate_default=True
+    )
+
+    environment: str = "development"
+    data_dir: Path = Path("./data")
+    database_url: str = ""
+    storage_url: str = ""
+    redis_url: str | None = None
+    secret_key: SecretStr | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    access_token_minutes: int = 60
+    refresh_token_days: int = 30
+    download_url_seconds: int = 900
+    plugin_package_max_mb: int = 100
+    scenario_package_max_mb: int = 50
+    icon_max_kb: int = 256
+    rate_limit_enabled: bool = True
+    rate_limit_login: str = "10/minute"
+    rate_limit_write: str = "120/minute"
+    rate_limit_read: str = "1200/minute"
+    log_json: bool | None = None
+    log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _fill_defaults(self) -> Settings:
+        if not self.database_url:
+            self.database_url = f"sqlite+aiosqlite:///{self.data_dir.resolve() / 'marketplace.db'}"
+        if not self.storage_url:
+            self.storage_url = f"file://{self.data_dir.resolve() / 'blobs'}"
+        if self.environment == "production" and self.secret_key is None:
+            raise ValueError("MARKETPLACE_SECRET_KEY must be set in production")
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def plugin_package_max_bytes(self) -> int:
+        return self.plugin_package_max_mb * MIB
+
+    @property
+    def scenario_package_max_bytes(self) -> int:
+        return self.scenario_package_max_mb * MIB
+
+    @property
+    def icon_max_bytes(self) -> int:
+        return self.icon_max_kb * 1024
+
+    def secret(self) -> str:
+        """The signing key: configured, or created once and kept in the data folder."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        path = self.data_dir / "secret.key"
+        if path.exists():
+            return path.read_text().strip()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        # O_EXCL so two workers starting together agree on one key.
+        try:
+            with path.open("x") as fh:
+                fh.write(key)
+            path.chmod(0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        return key
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
