@@ -1,0 +1,35 @@
+"""All ORM models; importing this package registers every table on Base.metadata."""
+
+from marketplace.models.accounts import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
+from marketplace.models.audit import AuditLog
+from marketplace.models.base import Base
+from marketplace.models.catalog import (
+    SEED_CATEGORIES,
+    Category,
+    Distribution,
+    Plugin,
+    PluginType,
+    PluginVersion,
+    ReviewStatus,
+)
+from marketplace.models.commerce import Install, Purchase, Rating
+
+__all__ = [
+    "SEED_CATEGORIES",
+    "AuditLog",
+    "Base",
+    "Category",
+    "DeveloperProfile",
+    "Distribution",
+    "IdentityStatus",
+    "Install",
+    "Plugin",
+    "PluginType",
+    "PluginVersion",
+    "Purchase",
+    "Rating",
+    "RefreshToken",
+    "ReviewStatus",
+    "Role",
+    "User",
+]

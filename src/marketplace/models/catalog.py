@@ -1,0 +1,163 @@
+"""Categories, plugins and plugin versions."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from marketplace.kit.dbtypes import IdType, JSONType, UTCDateTime, utcnow
+from marketplace.models.base import Base, IdMixin, TimestampMixin
+
+
+class PluginType(enum.StrEnum):
+    MCP = "mcp"
+    TOOL = "tool"
+    CHANNEL = "channel"
+    SCENARIO = "scenario"
+    HOOK = "hook"
+    COMPOSITE = "composite"
+    SKILL = "skill"
+
+
+class ReviewStatus(enum.StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    TAKEN_DOWN = "taken_down"
+
+
+class Distribution(enum.StrEnum):
+    TARBALL = "tarball"
+    CONFIG_ONLY = "config_only"
+    INLINE = "inline"
+
+
+def _in(values: type[enum.StrEnum], column: str) -> str:
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+SEED_CATEGORIES: list[tuple[str, str, str]] = [
+    ("productivity", "Productivity", "效率"),
+    ("development", "Development", "开发"),
+    ("automation", "Automation", "自动化"),
+    ("database", "Database", "数据库"),
+    ("design", "Design", "设计"),
+    ("frontend", "Frontend", "前端"),
+    ("office", "Office", "办公"),
+    ("ai", "AI", "人工智能"),
+    ("utility", "Utility", "工具"),
+    ("channel", "Channel", "渠道"),
+]
+
+
+class Category(Base):
+    __tablename__ = "categories"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    name_zh: Mapped[str] = mapped_column(String(100), nullable=False)
+    sort_order: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+
+
+class Plugin(IdMixin, TimestampMixin, Base):
+    __tablename__ = "plugins"
+    __table_args__ = (
+        CheckConstraint(_in(PluginType, "type"), name="type_valid"),
+        CheckConstraint(_in(ReviewStatus, "review_status"), name="review_status_valid"),
+        CheckConstraint("price >= 0", name="price_not_negative"),
+        CheckConstraint("(is_free AND price = 0) OR (NOT is_free AND price > 0)", name="price_rule"),
+        CheckConstraint("validity_days IS NULL OR validity_days > 0", name="validity_positive"),
+        Index("ix_plugins_owner_id", "owner_id"),
+        Index("ix_plugins_review_status", "review_status"),
+        Index("ix_plugins_category", "category"),
+    )
+
+    plugin_key: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    name_zh: Mapped[str] = mapped_column(String(200), nullable=False)
+    description: Mapped[str] = mapped_column(Text, nullable=False)
+    description_zh: Mapped[str] = mapped_column(Text, nullable=False)
+    type: Mapped[str] = mapped_column(String(20), nullable=False)
+    category: Mapped[str] = mapped_column(
+        String(64), ForeignKey("categories.key", ondelete="RESTRICT"), nullable=False
+    )
+    is_free: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    price: Mapped[Decimal] = mapped_column(Numeric(12, 2), nullable=False, default=Decimal("0"))
+    validity_days: Mapped[int | None] = mapped_column(Integer)
+    tags: Mapped[list[str]] = mapped_column(JSONType, nullable=False, default=list)
+    license: Mapped[str | None] = mapped_column(String(100))
+    homepage: Mapped[str | None] = mapped_column(String(500))
+    repository: Mapped[str | None] = mapped_column(String(500))
+    icon: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(50), nullable=False, default="developer")
+    platforms: Mapped[list[str]] = mapped_column(JSONType, nullable=False, default=list)
+    featured: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    review_status: Mapped[str] = mapped_column(
+        String(20), nullable=False, default=ReviewStatus.PENDING.value
+    )
+    review_note: Mapped[str | None] = mapped_column(Text)
+    reviewed_by: Mapped[str | None] = mapped_column(String(36))
+    latest_version: Mapped[str | None] = mapped_column(String(100))
+    download_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    rating_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    rating_sum: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    owner_id: Mapped[str] = mapped_column(
+        IdType, ForeignKey("users.id", ondelete="RESTRICT"), nullable=False
+    )
+
+
+class PluginVersion(IdMixin, Base):
+    __tablename__ = "plugin_versions"
+    __table_args__ = (
+        UniqueConstraint("plugin_id", "version"),
+        CheckConstraint(_in(ReviewStatus, "review_status"), name="review_status_valid"),
+        CheckConstraint(_in(Distribution, "distribution"), name="distribution_valid"),
+        # Only an approved version may be current.
+        CheckConstraint("NOT is_latest OR review_status = 'approved'", name="latest_is_approved"),
+        # At most one current version per plugin, held by the database itself.
+        Index(
+            "uq_plugin_versions_one_latest",
+            "plugin_id",
+            unique=True,
+            sqlite_where=text("is_latest"),
+            postgresql_where=text("is_latest"),
+        ),
+        Index("ix_plugin_versions_review_status", "review_status", "created_at"),
+        Index("ix_plugin_versions_blob_key", "blob_key"),
+    )
+
+    plugin_id: Mapped[str] = mapped_column(
+        IdType, ForeignKey("plugins.id", ondelete="CASCADE"), nullable=False
+    )
+    version: Mapped[str] = mapped_column(String(100), nullable=False)
+    changelog: Mapped[str | None] = mapped_column(Text)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
+    distribution: Mapped[str] = mapped_column(String(20), nullable=False)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    blob_key: Mapped[str | None] = mapped_column(String(200))
+    is_latest: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    review_status: Mapped[str] = mapped_column(
+        String(20), nullable=False, default=ReviewStatus.PENDING.value
+    )
+    review_note: Mapped[str | None] = mapped_column(Text)
+    reviewed_by: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
