@@ -1,4 +1,4 @@
-"""Engine, sessions and the request transaction: one request, one transaction, committed at the edge."""
+"""Engine, sessions and the request transaction: one per request, committed at the edge."""
 
 from __future__ import annotations
 
@@ -51,34 +51,35 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
 
 
-def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+def make_sessionmaker(
+    engine: AsyncEngine, *, write: bool = False
+) -> async_sessionmaker[AsyncSession]:
+    bind = engine.execution_options(**{IMMEDIATE: True}) if write else engine
+    return async_sessionmaker(bind, expire_on_commit=False, autoflush=False)
 
 
-async def _session(request: Request, *, write: bool) -> AsyncIterator[AsyncSession]:
-    factory: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """The request's one session; committed when the endpoint returns, rolled back on error.
+
+    Unsafe methods get BEGIN IMMEDIATE on SQLite (taken lazily at the first statement).
+    An endpoint that streams a large body commits its checks first, so no lock or pooled
+    connection is held while bytes arrive.
+    """
+    write = request.method not in SAFE_METHODS
+    factory: async_sessionmaker[AsyncSession] = (
+        request.app.state.write_sessionmaker if write else request.app.state.sessionmaker
+    )
     async with factory() as session:
-        if write:
-            await session.connection(execution_options={IMMEDIATE: True})
         try:
             yield session
-            if write:
-                await session.commit()
+            await session.commit()
         except BaseException:
             await session.rollback()
             raise
 
 
-async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
-    async for session in _session(request, write=False):
-        yield session
-
-
-async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
-    async for session in _session(request, write=True):
-        yield session
-
-
-ReadSession = Annotated[AsyncSession, Depends(read_session, scope="function")]
 # scope="function": commit before the response is sent, so a failed commit is reported.
-WriteSession = Annotated[AsyncSession, Depends(write_session, scope="function")]
+DbSession = Annotated[AsyncSession, Depends(request_session, scope="function")]

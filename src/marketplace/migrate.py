@@ -14,9 +14,7 @@ def alembic_config(database_url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("sqlalchemy.url", database_url)
-    config.set_main_option(
-        "file_template", "%%(year)d%%(month).2d%%(day).2d_%%(rev)s_%%(slug)s"
-    )
+    config.set_main_option("file_template", "%%(year)d%%(month).2d%%(day).2d_%%(rev)s_%%(slug)s")
     return config
 
 

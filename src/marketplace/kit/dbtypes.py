@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import JSON, DateTime, Dialect, String, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
@@ -42,5 +41,3 @@ def utcnow() -> datetime:
 
 
 IdType = String(36)
-
-

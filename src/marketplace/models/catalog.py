@@ -82,7 +82,9 @@ class Plugin(IdMixin, TimestampMixin, Base):
         CheckConstraint(_in(PluginType, "type"), name="type_valid"),
         CheckConstraint(_in(ReviewStatus, "review_status"), name="review_status_valid"),
         CheckConstraint("price >= 0", name="price_not_negative"),
-        CheckConstraint("(is_free AND price = 0) OR (NOT is_free AND price > 0)", name="price_rule"),
+        CheckConstraint(
+            "(is_free AND price = 0) OR (NOT is_free AND price > 0)", name="price_rule"
+        ),
         CheckConstraint("validity_days IS NULL OR validity_days > 0", name="validity_positive"),
         Index("ix_plugins_owner_id", "owner_id"),
         Index("ix_plugins_review_status", "review_status"),

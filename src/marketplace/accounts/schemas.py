@@ -1,0 +1,121 @@
+"""Account, token and developer-identity shapes (CONTRACT section 2)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+from marketplace.models import IdentityStatus, Role
+
+_EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
+
+
+def _email(value: str) -> str:
+    if len(value) > 320 or not _EMAIL_RE.match(value):
+        raise ValueError("not a valid e-mail address")
+    return value.lower()
+
+
+Email = Annotated[str, AfterValidator(_email)]
+Name = Annotated[SafeText, Field(min_length=1, max_length=100)]
+
+
+class UserOut(OutputModel):
+    id: str
+    email: str
+    name: str
+    role: Role
+    created_at: datetime
+
+
+class UserData(OutputModel):
+    user: UserOut
+
+
+class RegisterIn(InputModel):
+    email: Email
+    password: Annotated[str, Field(min_length=8, max_length=128)]
+    name: Name
+
+
+class LoginIn(InputModel):
+    # No format check on login: a malformed e-mail is just a failed login (one 401 for all).
+    email: Annotated[str, Field(max_length=320)]
+    password: Annotated[str, Field(max_length=1024)]
+
+
+class TokenPair(OutputModel):
+    access_token: str
+    refresh_token: str
+    token_type: Literal["Bearer"]
+    expires_in: int
+    user: UserOut
+
+
+class RefreshIn(InputModel):
+    refresh_token: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class DeveloperRegisterIn(InputModel):
+    display_name: Name
+    website: Annotated[SafeText, Field(max_length=500)] | None = None
+
+
+class IdentitySubmitIn(InputModel):
+    real_name: Annotated[SafeText, Field(min_length=1, max_length=200)]
+    organization: Annotated[SafeText, Field(max_length=200)] | None = None
+    contact_email: Email | None = None
+
+
+class IdentityStatusOut(OutputModel):
+    status: IdentityStatus
+    submitted_at: datetime | None
+    reviewed_at: datetime | None
+    review_note: str | None
+
+
+class IdentityReviewIn(InputModel):
+    approved: bool
+    review_note: Annotated[SafeText, Field(max_length=2000)] | None = None
+
+
+class DeveloperOut(OutputModel):
+    id: str
+    email: str
+    name: str
+    role: Role
+    display_name: str
+    website: str | None
+    identity_status: IdentityStatus
+    real_name: str | None
+    organization: str | None
+    contact_email: str | None
+    submitted_at: datetime | None
+    reviewed_at: datetime | None
+    review_note: str | None
+    reviewed_by: str | None
+    created_at: datetime
+
+
+class DeveloperCounts(OutputModel):
+    all: int
+    unverified: int
+    pending: int
+    verified: int
+    rejected: int
+
+
+class DeveloperList(OutputModel):
+    items: list[DeveloperOut]
+    total: int
+    page: int
+    limit: int
+    counts: DeveloperCounts
+
+
+class RoleIn(InputModel):
+    role: Role

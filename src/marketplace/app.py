@@ -1,0 +1,102 @@
+"""create_app(): settings → engine, blob store, limiter, routers, middleware, error handlers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from starlette.responses import PlainTextResponse, Response
+
+from marketplace.accounts.endpoints import admin_router as accounts_admin_router
+from marketplace.accounts.endpoints import auth_router, developer_router
+from marketplace.auth.ratelimit import RateLimiter
+from marketplace.config import Settings, get_settings
+from marketplace.db import make_engine, make_sessionmaker
+from marketplace.kit.errors_http import install_error_handlers
+from marketplace.kit.ratelimit_mw import RateLimitMiddleware
+from marketplace.kit.responses import JSONBytes
+from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    configure_logging(json_logs=settings.log_json, level=settings.log_level)
+    secret = settings.secret()
+    engine = make_engine(settings.database_url)
+    limiter = RateLimiter(settings)
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await shutdown(app)
+
+    app = FastAPI(
+        title="Plugin and Scenario Marketplace",
+        version="1.0.0",
+        description="Developer publishing, administrator review and client distribution.",
+        lifespan=lifespan,
+        default_response_class=JSONBytes,
+    )
+    app.state.settings = settings
+    app.state.secret = secret
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.write_sessionmaker = make_sessionmaker(engine, write=True)
+    app.state.limiter = limiter
+    app.state.metrics = metrics
+
+    install_error_handlers(app)
+    app.include_router(auth_router)
+    app.include_router(developer_router)
+    app.include_router(accounts_admin_router)
+    _add_operations_routes(app)
+
+    # Outermost first: request context wraps rate limiting wraps the app.
+    app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics)
+    return app
+
+
+async def shutdown(app: FastAPI) -> None:
+    """Release pooled connections (database, Redis) held by the app."""
+    await app.state.limiter.close()
+    await app.state.engine.dispose()
+
+
+def _add_operations_routes(app: FastAPI) -> None:
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz(request: Request) -> Response:
+        checks: dict[str, str] = {}
+        try:
+            async with request.app.state.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            checks["database"] = "ok"
+        except Exception as exc:
+            checks["database"] = f"error: {type(exc).__name__}"
+        store = getattr(request.app.state, "blob_store", None)
+        if store is not None:
+            try:
+                await store.check()
+                checks["storage"] = "ok"
+            except Exception as exc:
+                checks["storage"] = f"error: {type(exc).__name__}"
+        ready = all(v == "ok" for v in checks.values())
+        return JSONBytes(
+            {"status": "ok" if ready else "unavailable", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        return PlainTextResponse(
+            generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST
+        )

@@ -1,0 +1,84 @@
+"""Who is calling: token → user (role read from the database on every request)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.auth.tokens import decode_access_token
+from marketplace.db import DbSession
+from marketplace.errors import DeveloperNotVerified, Forbidden, Unauthorized
+from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
+
+_bearer = HTTPBearer(auto_error=False, description="Access token from /api/v1/auth/login")
+
+
+def _token_from(request: Request, credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    if credentials is not None:
+        return credentials.credentials
+    header = request.headers.get("authorization")
+    if header is not None:
+        # Present but not "Bearer <token>": malformed, which is 401, not anonymous.
+        raise Unauthorized("Malformed Authorization header")
+    return None
+
+
+async def _load_user(request: Request, session: AsyncSession, token: str) -> User:
+    claims = decode_access_token(token, request.app.state.secret)
+    if claims is None:
+        raise Unauthorized("Invalid or expired token")
+    user = await session.get(User, claims.user_id)
+    if user is None:
+        raise Unauthorized("Invalid or expired token")
+    request.state.user_id = user.id
+    return user
+
+
+async def optional_user(
+    request: Request,
+    session: DbSession,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User | None:
+    """Anonymous is fine; an invalid token is still 401 (CONTRACT: even where none is needed)."""
+    token = _token_from(request, credentials)
+    if token is None:
+        return None
+    return await _load_user(request, session, token)
+
+
+async def current_user(user: Annotated[User | None, Depends(optional_user)]) -> User:
+    if user is None:
+        raise Unauthorized()
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+OptionalUser = Annotated[User | None, Depends(optional_user)]
+
+
+def require_role(role: Role) -> object:
+    async def dependency(user: CurrentUser) -> User:
+        if not Role(user.role).at_least(role):
+            raise Forbidden()
+        return user
+
+    return Depends(dependency)
+
+
+Developer = Annotated[User, require_role(Role.DEVELOPER)]
+Admin = Annotated[User, require_role(Role.ADMIN)]
+SuperAdmin = Annotated[User, require_role(Role.SUPER_ADMIN)]
+
+
+async def verified_developer(user: Developer, session: DbSession) -> User:
+    """Writes of the developer groups need a verified identity (seed 5.2)."""
+    profile = await session.get(DeveloperProfile, user.id)
+    if profile is None or profile.identity_status != IdentityStatus.VERIFIED:
+        raise DeveloperNotVerified()
+    return user
+
+
+VerifiedDeveloper = Annotated[User, Depends(verified_developer)]

@@ -1,0 +1,104 @@
+"""Server-side commands: serve, db upgrade, user create."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from marketplace.config import get_settings
+from marketplace.models import Role
+
+db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+user_app = typer.Typer(help="Account administration.", no_args_is_help=True)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+) -> None:
+    """Run the API. On the embedded default (SQLite) the database is created and migrated."""
+    import uvicorn
+
+    from marketplace.migrate import upgrade
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.secret()  # create the persistent key once, before workers race for it
+    if settings.is_sqlite:
+        upgrade(settings.database_url)
+    uvicorn.run(
+        "marketplace.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=True,
+        access_log=False,
+        log_level="warning",
+    )
+
+
+@db_app.command("upgrade")
+def db_upgrade(
+    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
+) -> None:
+    """Apply Alembic migrations to the configured database."""
+    from marketplace.migrate import upgrade
+
+    upgrade(get_settings().database_url, revision)
+    typer.echo(f"database upgraded to {revision}")
+
+
+@user_app.command("create")
+def user_create(
+    email: Annotated[str, typer.Option(help="E-mail address.")],
+    password: Annotated[str, typer.Option(help="Password (8-128 characters).")],
+    name: Annotated[str, typer.Option(help="Display name.")],
+    role: Annotated[Role, typer.Option(help="Role of the account.")] = Role.USER,
+    verified: Annotated[
+        bool, typer.Option("--verified", help="Mark a developer's identity verified.")
+    ] = False,
+) -> None:
+    """Create an account (the only way to make the first SUPER_ADMIN)."""
+    from marketplace.migrate import upgrade
+
+    settings = get_settings()
+    if settings.is_sqlite:
+        upgrade(settings.database_url)
+    try:
+        user_id = asyncio.run(_create_user(email, password, name, role, verified))
+    except Exception as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"created {role.value} {email} ({user_id})")
+
+
+async def _create_user(email: str, password: str, name: str, role: Role, verified: bool) -> str:
+    from datetime import UTC, datetime
+
+    from marketplace.accounts import service
+    from marketplace.accounts.schemas import RegisterIn
+    from marketplace.db import make_engine, make_sessionmaker
+    from marketplace.models import DeveloperProfile, IdentityStatus
+
+    RegisterIn.model_validate({"email": email, "password": password, "name": name})
+    settings = get_settings()
+    engine = make_engine(settings.database_url, pool_size=0)
+    try:
+        async with make_sessionmaker(engine, write=True)() as session:
+            user = await service.create_user(
+                session, email=email, password=password, name=name, role=role
+            )
+            if verified:
+                profile = await session.get(DeveloperProfile, user.id)
+                if profile is None:
+                    raise ValueError("--verified needs a role of DEVELOPER or above")
+                profile.identity_status = IdentityStatus.VERIFIED
+                profile.reviewed_at = datetime.now(UTC)
+            await session.commit()
+            return user.id
+    finally:
+        await engine.dispose()

@@ -1,0 +1,60 @@
+"""Base schemas: camelCase JSON, forbidden extra fields on input, the success envelope."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+from marketplace.kit.text import has_forbidden_chars
+
+T = TypeVar("T")
+
+
+class OutputModel(BaseModel):
+    """Response shapes: camelCase, built from ORM objects. No defaults: a missing field is a bug."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True)
+
+
+class InputModel(BaseModel):
+    """Request bodies: camelCase only, unknown fields refused (400 naming the field)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, extra="forbid", str_strip_whitespace=True, validate_by_name=False
+    )
+
+
+class Envelope(BaseModel, Generic[T]):
+    success: Literal[True] = True
+    data: T
+
+
+def envelope(data: Any) -> dict[str, Any]:
+    return {"success": True, "data": data}
+
+
+def _money_json(value: Decimal) -> float:
+    return float(value)
+
+
+# Money is Numeric in the database and a JSON number on the wire, never a string.
+Money = Annotated[Decimal, PlainSerializer(_money_json, return_type=float, when_used="json")]
+
+MoneyIn = Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=2)]
+
+
+def _clean_text(value: str) -> str:
+    if has_forbidden_chars(value):
+        raise ValueError("contains invisible or bidirectional-control characters")
+    return value
+
+
+# Free text from clients: refuses characters that can disguise what a reviewer reads.
+SafeText = Annotated[str, AfterValidator(_clean_text)]
+
+
+def short_text(max_length: int, min_length: int = 0) -> Any:
+    return Annotated[SafeText, Field(min_length=min_length, max_length=max_length)]

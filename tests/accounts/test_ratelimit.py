@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from marketplace.app import create_app, shutdown
+from marketplace.config import Settings
+from tests.helpers import err
+
+REDIS_URL = os.environ.get("MARKETPLACE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _limited(settings: Settings, **overrides: object) -> Settings:
+    return settings.model_copy(update={"rate_limit_enabled": True, **overrides})
+
+
+async def _login(http: httpx.AsyncClient, email: str) -> httpx.Response:
+    return await http.post("/api/v1/auth/login", json={"email": email, "password": "whatever1"})
+
+
+async def _client(app: FastAPI) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+async def test_login_limit_answers_429_with_retry_after(settings: Settings) -> None:
+    app = create_app(_limited(settings, rate_limit_login="3/minute"))
+    async with await _client(app) as http:
+        for _ in range(3):
+            err(await _login(http, "a@example.com"), 401, "UNAUTHORIZED")
+        response = await _login(http, "a@example.com")
+        err(response, 429, "RATE_LIMIT_EXCEEDED")
+        assert 1 <= int(response.headers["retry-after"]) <= 60
+    await shutdown(app)
+
+
+async def test_login_limit_is_per_email_as_well_as_ip(settings: Settings) -> None:
+    app = create_app(_limited(settings, rate_limit_login="2/minute"))
+    async with await _client(app) as http:
+        for _ in range(2):
+            await _login(http, "b@example.com")
+        # Same IP, so the per-IP window is spent too: both keys count.
+        err(await _login(http, "c@example.com"), 429, "RATE_LIMIT_EXCEEDED")
+    await shutdown(app)
+
+
+async def test_read_limit_per_ip(settings: Settings) -> None:
+    app = create_app(_limited(settings, rate_limit_read="5/minute"))
+    async with await _client(app) as http:
+        for _ in range(5):
+            assert (await http.get("/api/v1/auth/me")).status_code == 401
+        err(await http.get("/api/v1/auth/me"), 429, "RATE_LIMIT_EXCEEDED")
+        assert (await http.get("/healthz")).status_code == 200
+    await shutdown(app)
+
+
+@pytest.fixture
+async def redis_available() -> AsyncIterator[None]:
+    import redis.asyncio as redis
+
+    client = redis.from_url(REDIS_URL)
+    try:
+        await client.ping()
+    except Exception as exc:
+        await client.aclose()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis unreachable at {REDIS_URL}: {exc}")
+        pytest.skip(
+            f"Redis unreachable at {REDIS_URL} ({exc}); start redis-server to run this test"
+        )
+    await client.aclose()
+    return
+
+
+@pytest.mark.redis
+@pytest.mark.usefixtures("redis_available")
+async def test_two_app_instances_share_one_limit_through_redis(
+    settings: Settings, tmp_path: Path
+) -> None:
+    limited = _limited(settings, redis_url=REDIS_URL, rate_limit_login="4/minute")
+    first, second = create_app(limited), create_app(limited)
+    email = f"{uuid.uuid4().hex}@example.com"
+    # Distinct client IPs per instance so only the shared per-email window can trip.
+    t1 = httpx.ASGITransport(app=first, client=(f"10.1.{uuid.uuid4().int % 250}.1", 1000))
+    t2 = httpx.ASGITransport(app=second, client=(f"10.2.{uuid.uuid4().int % 250}.2", 1000))
+    async with (
+        httpx.AsyncClient(transport=t1, base_url="http://test") as a,
+        httpx.AsyncClient(transport=t2, base_url="http://test") as b,
+    ):
+        for http in (a, b, a, b):
+            err(await _login(http, email), 401, "UNAUTHORIZED")
+        err(await _login(a, email), 429, "RATE_LIMIT_EXCEEDED")
+        err(await _login(b, email), 429, "RATE_LIMIT_EXCEEDED")
+    for app in (first, second):
+        await shutdown(app)
+
+
+@pytest.mark.redis
+@pytest.mark.usefixtures("redis_available")
+async def test_memory_storage_does_not_share_between_instances(settings: Settings) -> None:
+    limited = _limited(settings, rate_limit_login="2/minute")
+    first, second = create_app(limited), create_app(limited)
+    async with await _client(first) as a, await _client(second) as b:
+        for http in (a, a):
+            await _login(http, "d@example.com")
+        err(await _login(a, "d@example.com"), 429, "RATE_LIMIT_EXCEEDED")
+        err(await _login(b, "d@example.com"), 401, "UNAUTHORIZED")
+    for app in (first, second):
+        await shutdown(app)

@@ -1,0 +1,94 @@
+"""A real `marketplace serve` subprocess on a free port, for end-to-end and CLI tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class LiveServer:
+    url: str
+    data_dir: Path
+    env: dict[str, str]
+
+    def cli(
+        self, *args: str, check: bool = True, **kwargs: object
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "marketplace"), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=120,
+            **kwargs,  # type: ignore[call-overload]
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def server_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETPLACE_")}
+    env.update(
+        MARKETPLACE_DATA_DIR=str(data_dir),
+        MARKETPLACE_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        MARKETPLACE_RATE_LIMIT_ENABLED="false",
+        MARKETPLACE_LOG_LEVEL="WARNING",
+        **extra,
+    )
+    return env
+
+
+@contextmanager
+def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
+    port = free_port()
+    env = server_env(data_dir, port, **extra_env)
+    log = (data_dir.parent / f"server-{port}.log").open("w")
+    process = subprocess.Popen(
+        [str(BIN / "marketplace"), "serve", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"server exited early: {(data_dir.parent / f'server-{port}.log').read_text()}"
+                )
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start within 30 s")
+            time.sleep(0.1)
+        yield LiveServer(url=url, data_dir=data_dir, env=env)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()

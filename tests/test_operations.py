@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.helpers import err
+
+
+async def test_unknown_route_is_enveloped_404(client: httpx.AsyncClient) -> None:
+    err(await client.get("/api/v1/does-not-exist"), 404, "NOT_FOUND")
+
+
+async def test_wrong_method_is_enveloped_405(client: httpx.AsyncClient) -> None:
+    err(await client.delete("/api/v1/auth/me"), 405, "METHOD_NOT_ALLOWED")
+
+
+async def test_unexpected_exception_is_500_without_trace(app: FastAPI, settings) -> None:
+    @app.get("/test-only/boom")
+    async def boom() -> None:
+        raise RuntimeError("secret internal detail")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        response = await http.get("/test-only/boom")
+    error = err(response, 500, "INTERNAL_ERROR")
+    assert "secret internal detail" not in response.text
+    assert "Traceback" not in response.text
+    assert error["message"] == "Internal server error"
+
+
+async def test_request_id_is_echoed(client: httpx.AsyncClient) -> None:
+    response = await client.get("/healthz", headers={"X-Request-ID": "abc-123"})
+    assert response.headers["x-request-id"] == "abc-123"
+
+
+async def test_request_id_is_generated_when_missing_or_unsafe(client: httpx.AsyncClient) -> None:
+    generated = (await client.get("/healthz")).headers["x-request-id"]
+    assert len(generated) == 32
+    unsafe = (
+        await client.get("/healthz", headers={"X-Request-ID": "bad id\twith spaces"})
+    ).headers["x-request-id"]
+    assert unsafe != "bad id\twith spaces"
+    assert len(unsafe) == 32
+
+
+async def test_error_responses_carry_request_id(client: httpx.AsyncClient) -> None:
+    response = await client.get("/nope", headers={"X-Request-ID": "req-1"})
+    assert response.status_code == 404
+    assert response.headers["x-request-id"] == "req-1"
+
+
+async def test_healthz_and_readyz(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["checks"]["database"] == "ok"
+
+
+async def test_readyz_reports_unreachable_database(app: FastAPI, client: httpx.AsyncClient) -> None:
+    from marketplace.db import make_engine
+
+    good = app.state.engine
+    app.state.engine = make_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none", pool_size=0)
+    try:
+        response = await client.get("/readyz")
+    finally:
+        await app.state.engine.dispose()
+        app.state.engine = good
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+
+
+async def test_metrics_count_requests_by_route_template(client: httpx.AsyncClient) -> None:
+    await client.get("/api/v1/auth/me")
+    await client.get("/random/path/1")
+    text = (await client.get("/metrics")).text
+    assert 'http_requests_total{method="GET",route="/api/v1/auth/me",status="401"} 1.0' in text
+    assert 'route="<unmatched>"' in text
+    assert "/random/path/1" not in text
+    assert "http_request_duration_seconds_bucket" in text
+
+
+async def test_openapi_lists_account_endpoints(client: httpx.AsyncClient) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    for path in (
+        "/api/v1/auth/login",
+        "/api/v1/developer/identity/status",
+        "/api/v1/admin/users/{user_id}/role",
+    ):
+        assert path in paths
+
+
+@pytest.mark.parametrize("body", [b"[]", b'"text"', b"null"])
+async def test_non_object_json_body_is_400(client: httpx.AsyncClient, body: bytes) -> None:
+    response = await client.post(
+        "/api/v1/auth/login", content=body, headers={"content-type": "application/json"}
+    )
+    err(response, 400, "VALIDATION_FAILED")
