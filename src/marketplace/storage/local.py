@@ -54,10 +54,12 @@ class LocalBlobStore:
         await anyio.to_thread.run_sync(self._put_file, self.path(key), path)
 
     def _put_file(self, dest: Path, source: Path) -> None:
-        if dest.exists():
+        try:
             # Same key, same bytes: keep the blob, but make it young again for gc.
             os.utime(dest)
             return
+        except FileNotFoundError:
+            pass
         dest.parent.mkdir(parents=True, exist_ok=True)
         # The temporary file sits in the blob's folder so os.replace is an atomic rename;
         # its dotted name never matches a key, so listings skip it.
