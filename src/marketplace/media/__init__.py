@@ -1,0 +1,1 @@
+"""Media checks shared by the domains that accept images."""
