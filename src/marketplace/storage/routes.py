@@ -68,7 +68,8 @@ def _etag_matches(header: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-@router.api_route(f"{BLOB_ROUTE}/{{key:path}}", methods=["GET", "HEAD"])
+@router.get(f"{BLOB_ROUTE}/{{key:path}}", operation_id="download_blob")
+@router.head(f"{BLOB_ROUTE}/{{key:path}}", include_in_schema=False)
 async def download_blob(
     key: str,
     request: Request,
