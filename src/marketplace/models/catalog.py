@@ -125,6 +125,13 @@ class Plugin(IdMixin, TimestampMixin, Base):
         IdType, ForeignKey("users.id", ondelete="RESTRICT"), nullable=False
     )
 
+    @property
+    def rating_average(self) -> Decimal | None:
+        """Mean score to 2 decimals; None until someone rates."""
+        if not self.rating_count:
+            return None
+        return (Decimal(self.rating_sum) / Decimal(self.rating_count)).quantize(Decimal("0.01"))
+
 
 class PluginVersion(IdMixin, Base):
     __tablename__ = "plugin_versions"

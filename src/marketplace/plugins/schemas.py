@@ -1,0 +1,298 @@
+"""Plugin, version, category and audit shapes for the developer and admin groups."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
+from marketplace.models import Distribution, PluginType, ReviewStatus
+
+PLUGIN_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def _plugin_key(value: str) -> str:
+    if not 3 <= len(value) <= 64:
+        raise ValueError("must be 3-64 characters")
+    if not PLUGIN_KEY_RE.match(value):
+        raise ValueError("must be lowercase letters, digits and hyphens, starting with a letter")
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return value
+    # Paths accept an id or a pluginKey; a UUID-shaped key would be ambiguous.
+    raise ValueError("must not look like a UUID")
+
+
+PluginKey = Annotated[str, AfterValidator(_plugin_key)]
+Title = Annotated[SafeText, Field(min_length=1, max_length=200)]
+Description = Annotated[SafeText, Field(min_length=1, max_length=20_000)]
+OptionalShort = Annotated[SafeText, Field(max_length=500)] | None
+Tag = Annotated[SafeText, Field(min_length=1, max_length=50)]
+Tags = Annotated[list[Tag], Field(max_length=30)]
+Platform = Literal["darwin", "win32", "linux"]
+Platforms = Annotated[list[Platform], Field(max_length=3)]
+CategoryKey = Annotated[str, Field(min_length=1, max_length=64)]
+ValidityDays = Annotated[int, Field(ge=0, le=36_500)]
+VersionText = Annotated[str, Field(min_length=1, max_length=100)]
+Note = Annotated[SafeText, Field(max_length=5000)]
+
+
+# ---------- outputs ----------
+
+
+class PluginOut(OutputModel):
+    id: str
+    plugin_key: str
+    name: str
+    name_zh: str
+    description: str
+    description_zh: str
+    type: PluginType
+    category: str
+    is_free: bool
+    price: Money
+    validity_days: int | None
+    tags: list[str]
+    license: str | None
+    homepage: str | None
+    repository: str | None
+    icon: str | None
+    source: str
+    platforms: list[str]
+    featured: bool
+    enabled: bool
+    review_status: ReviewStatus
+    review_note: str | None
+    reviewed_by: str | None
+    latest_version: str | None
+    download_count: int
+    rating_average: Money | None
+    rating_count: int
+    owner_id: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class AdminPluginOut(PluginOut):
+    reviewer_label: str | None
+
+
+class VersionOut(OutputModel):
+    id: str
+    plugin_id: str
+    version: str
+    changelog: str | None
+    manifest: dict[str, Any]
+    sha256: str | None
+    size: int | None
+    distribution: Distribution
+    is_latest: bool
+    review_status: ReviewStatus
+    review_note: str | None
+    reviewed_by: str | None
+    created_at: datetime
+
+
+class AdminVersionOut(VersionOut):
+    plugin_key: str
+    plugin_name: str
+    reviewer_label: str | None
+
+
+class PurchaseSummary(OutputModel):
+    id: str
+    user_id: str
+    price: Money
+    purchased_at: datetime
+    expires_at: datetime | None
+
+
+class DeveloperPluginDetail(PluginOut):
+    versions: list[VersionOut]
+    recent_purchases: list[PurchaseSummary]
+
+
+class DeveloperPluginList(OutputModel):
+    items: list[PluginOut]
+    total: int
+    page: int
+    page_size: int
+
+
+class StatusCounts(OutputModel):
+    all: int
+    pending: int
+    approved: int
+    rejected: int
+    taken_down: int
+
+
+class AdminPluginList(OutputModel):
+    items: list[AdminPluginOut]
+    total: int
+    page: int
+    limit: int
+    counts: StatusCounts
+
+
+class AdminVersionList(OutputModel):
+    items: list[AdminVersionOut]
+    total: int
+    page: int
+    limit: int
+    counts: StatusCounts
+
+
+class VersionItems(OutputModel):
+    items: list[VersionOut]
+
+
+class TakedownOut(OutputModel):
+    id: str
+    review_status: ReviewStatus
+
+
+class CategoryOut(OutputModel):
+    key: str
+    name: str
+    name_zh: str
+    sort_order: int
+
+
+class CategoryItems(OutputModel):
+    items: list[CategoryOut]
+
+
+class AuditDetail(OutputModel):
+    resource_type: str
+    resource_id: str
+    outcome: str
+    trigger: str
+    note: str | None
+
+
+class AuditLogOut(OutputModel):
+    id: str
+    action: str
+    actor_id: str | None
+    created_at: datetime
+    detail: AuditDetail
+
+
+class AuditLogList(OutputModel):
+    items: list[AuditLogOut]
+    total: int
+    page: int
+    limit: int
+
+
+# ---------- inputs ----------
+
+
+def _price_rule(is_free: bool, price: Decimal) -> None:
+    if is_free and price > 0:
+        raise ValueError("isFree is true but price is greater than 0")
+    if not is_free and price <= 0:
+        raise ValueError("price must be greater than 0 when isFree is false")
+
+
+class PublishIn(InputModel):
+    plugin_key: PluginKey
+    name: Title
+    name_zh: Title
+    description: Description
+    description_zh: Description
+    type: PluginType
+    category: CategoryKey = "productivity"
+    is_free: bool = True
+    price: MoneyIn = Decimal("0")
+    validity_days: ValidityDays | None = None
+    tags: Tags = Field(default_factory=list)
+    license: Annotated[SafeText, Field(max_length=100)] | None = None
+    homepage: OptionalShort = None
+    repository: OptionalShort = None
+
+    @model_validator(mode="after")
+    def _check_price(self) -> PublishIn:
+        _price_rule(self.is_free, self.price)
+        return self
+
+
+class AdminCreateIn(PublishIn):
+    icon: Annotated[SafeText, Field(max_length=200)] | None = None
+    source: Annotated[SafeText, Field(min_length=1, max_length=50)] = "official"
+    platforms: Platforms = Field(default_factory=list)
+    featured: bool = False
+
+
+class DeveloperUpdateIn(InputModel):
+    name: Title | None = None
+    name_zh: Title | None = None
+    description: Description | None = None
+    description_zh: Description | None = None
+    category: CategoryKey | None = None
+    tags: Tags | None = None
+    license: Annotated[SafeText, Field(max_length=100)] | None = None
+    homepage: OptionalShort = None
+    repository: OptionalShort = None
+    platforms: Platforms | None = None
+
+    @model_validator(mode="after")
+    def _no_null_required(self) -> DeveloperUpdateIn:
+        for name in ("name", "name_zh", "description", "description_zh", "category"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+
+class AdminUpdateIn(DeveloperUpdateIn):
+    featured: bool | None = None
+    enabled: bool | None = None
+    icon: Annotated[SafeText, Field(max_length=200)] | None = None
+
+
+class PriceIn(InputModel):
+    price: MoneyIn
+    validity_days: ValidityDays | None = None
+
+    @model_validator(mode="after")
+    def _validity_only_when_paid(self) -> PriceIn:
+        if self.price == 0 and self.validity_days:
+            raise ValueError("validityDays applies to paid plugins only")
+        return self
+
+
+class PluginReviewIn(InputModel):
+    approved: bool
+    review_note: Note | None = None
+    approve_pending_version: bool | None = None
+
+
+class VersionReviewIn(InputModel):
+    approved: bool
+    review_note: Note | None = None
+
+
+class CreateVersionIn(InputModel):
+    version: VersionText
+    changelog: Annotated[SafeText, Field(max_length=20_000)] | None = None
+    manifest: dict[str, Any]
+
+
+class CategoryIn(InputModel):
+    key: Annotated[str, Field(min_length=2, max_length=64, pattern=r"^[a-z][a-z0-9-]*$")]
+    name: Title
+    name_zh: Title
+    sort_order: int = 0
+
+
+class CategoryUpdateIn(InputModel):
+    name: Title | None = None
+    name_zh: Title | None = None
+    sort_order: int | None = None
