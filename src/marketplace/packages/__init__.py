@@ -1,0 +1,1 @@
+"""Package archive safety and manifest validation, shared by plugins and scenarios."""

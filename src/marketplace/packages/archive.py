@@ -1,0 +1,538 @@
+"""Archive safety for uploaded .tar.gz packages, checked in one pass over a byte stream.
+
+inspect_archive reads a blocking stream (a file, or the upload while it still arrives),
+gunzips it itself so that both the compressed and the inflated byte counts are known at
+every step, and walks the tar members in tarfile's stream mode. Nothing is extracted;
+limits are enforced before the bytes they guard are inflated.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shutil
+import tarfile
+import unicodedata
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, Self
+
+from marketplace.packages.text import display, iter_strings
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+MANIFEST_NAME = "manifest.json"
+
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only, CRC and length verified
+_CHUNK = 256 * KIB
+_SOURCE_CHUNK = 64 * KIB
+_GZIP_MAGIC = b"\x1f\x8b"
+_BLOCK = tarfile.BLOCKSIZE
+_EXTENDED_HEADERS = frozenset(
+    {
+        tarfile.XHDTYPE,
+        tarfile.XGLTYPE,
+        tarfile.SOLARIS_XHDTYPE,
+        tarfile.GNUTYPE_LONGNAME,
+        tarfile.GNUTYPE_LONGLINK,
+    }
+)
+# Data of one pax or GNU long-name header, which tarfile reads into memory at once.
+_MAX_EXTENDED_HEADER = MIB
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_MAX_LINK_HOPS = 40  # as the kernel's ELOOP limit
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class ArchiveError(Exception):
+    """The archive is refused; message says why in words a developer can act on."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    max_unpacked_bytes: int
+    max_members: int = 10_000
+    # Inflated bytes may not exceed max_ratio x compressed bytes + ratio_slack_bytes;
+    # the slack lets small, very compressible packages through.
+    max_ratio: int = 200
+    ratio_slack_bytes: int = 16 * MIB
+    manifest_max_bytes: int = MIB
+
+    @classmethod
+    def for_package(cls, max_package_bytes: int) -> Self:
+        """The contract's rule: unpacked at most 10x the upload limit and at most 1 GiB."""
+        return cls(max_unpacked_bytes=min(10 * max_package_bytes, GIB))
+
+    @property
+    def max_stream_bytes(self) -> int:
+        """Cap on the whole inflated tar stream: contents plus header and padding blocks."""
+        return self.max_unpacked_bytes + self.max_members * 8 * KIB + _MAX_EXTENDED_HEADER
+
+
+@dataclass(frozen=True)
+class ArchiveInfo:
+    files: dict[str, int]  # path relative to the package root -> size (hard links included)
+    symlinks: dict[str, str]  # path relative to the package root -> link target as written
+    manifest: dict[str, Any]
+    manifest_bytes: bytes
+    unpacked_bytes: int
+    member_count: int
+    compressed_bytes: int
+    root_prefix: str | None  # the single top-level folder that was stripped, if any
+
+    def has_path(self, path: str) -> bool:
+        """True when a relative path names a file or a symlink of the package."""
+        return path in self.files or path in self.symlinks
+
+
+def inspect_archive(fileobj: Readable, limits: ArchiveLimits) -> ArchiveInfo:
+    """Check a .tar.gz read from fileobj against the archive rules; ArchiveError if refused.
+
+    Reads fileobj to its end exactly once. Safe to run in a worker thread on a stream
+    that is still being received.
+    """
+    inflater = _Inflater(fileobj, limits)
+    survey = _Survey(limits)
+    try:
+        with tarfile.open(
+            fileobj=inflater, mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
+        ) as tar:
+            while (member := tar.next()) is not None:
+                survey.add(member, tar)
+            _expect_only_padding(tar)
+    except tarfile.TarError as exc:
+        raise ArchiveError(f"Package is not a valid tar archive ({exc})") from None
+    return survey.finish(compressed_bytes=inflater.compressed)
+
+
+def load_manifest(raw: bytes) -> dict[str, Any]:
+    """Parse manifest.json bytes: strict UTF-8 JSON object, no repeated keys."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArchiveError("manifest.json is not valid UTF-8") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constants)
+    except _RepeatedKeyError as exc:
+        raise ArchiveError(f'manifest.json repeats the key "{display(exc.key)}"') from None
+    except json.JSONDecodeError as exc:
+        raise ArchiveError(
+            f"manifest.json is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except (ValueError, RecursionError):
+        raise ArchiveError("manifest.json is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ArchiveError("manifest.json must contain a JSON object")
+    for where, string in iter_strings(value):
+        # PostgreSQL JSON refuses NUL and no UTF-8 store holds an unpaired surrogate.
+        if "\x00" in string or _has_surrogate(string):
+            raise ArchiveError(f"manifest.json holds a NUL or an unpaired surrogate at {where}")
+    return value
+
+
+def safe_extract(archive_path: Path, dest: Path, limits: ArchiveLimits | None = None) -> Path:
+    """Extract a .tar.gz into dest (new or empty) with PEP 706's "data" filter and our caps.
+
+    Returns the package root: dest, or its single top-level folder when the archive has one.
+    On failure dest is removed, so no partial package is left behind.
+    """
+    limits = limits or ArchiveLimits(max_unpacked_bytes=GIB)
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise ValueError(f"{dest} is not empty")
+    try:
+        _extract(archive_path, dest, limits)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    entries = list(dest.iterdir())
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return entries[0]
+    return dest
+
+
+def _extract(archive_path: Path, dest: Path, limits: ArchiveLimits) -> None:
+    with archive_path.open("rb") as raw:
+        try:
+            with tarfile.open(
+                fileobj=_Inflater(raw, limits), mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
+            ) as tar:
+                tar.extractall(dest, filter=_ExtractBudget(limits))  # noqa: S202 - "data" filter + caps
+        except tarfile.TarError as exc:
+            raise ArchiveError(f"Package cannot be extracted safely ({exc})") from None
+
+
+class _Inflater:
+    """Gunzips a source on demand, refusing a bomb before it is inflated.
+
+    Implements just enough of a file object for tarfile's stream mode.
+    """
+
+    def __init__(self, source: Readable, limits: ArchiveLimits) -> None:
+        self._source = source
+        self._limits = limits
+        self._zlib = zlib.decompressobj(_GZIP_WBITS)
+        self._input = b""
+        self._head = b""  # the first bytes of the source, to tell "not gzip" from "corrupt"
+        self.compressed = 0
+        self.inflated = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        size = _CHUNK if size < 0 else size
+        while size:
+            if self._zlib.eof and not self._start_next_member():
+                return b""
+            if not self._input:
+                self._input = self._pull()
+                if not self._input:
+                    raise ArchiveError("Package is truncated: the gzip stream ends early")
+            out = self._inflate(size)
+            if out:
+                self._count(len(out))
+                return out
+        return b""
+
+    def _pull(self) -> bytes:
+        chunk = self._source.read(_SOURCE_CHUNK)
+        if not self.compressed:
+            self._head = chunk[:2]
+        self.compressed += len(chunk)
+        return chunk
+
+    def _inflate(self, size: int) -> bytes:
+        try:
+            out = self._zlib.decompress(self._input, size)
+        except zlib.error:
+            if self._head != _GZIP_MAGIC:
+                raise ArchiveError("Package is not a gzip file") from None
+            raise ArchiveError("Package gzip data is corrupt") from None
+        self._input = self._zlib.unused_data if self._zlib.eof else self._zlib.unconsumed_tail
+        return out
+
+    def _start_next_member(self) -> bool:
+        # gzip allows concatenated members and zero padding after the last one.
+        rest = self._input.lstrip(b"\0")
+        while not rest:
+            chunk = self._pull()
+            if not chunk:
+                self._input = b""
+                return False
+            rest = chunk.lstrip(b"\0")
+        self._zlib = zlib.decompressobj(_GZIP_WBITS)
+        self._input = rest
+        return True
+
+    def _count(self, produced: int) -> None:
+        self.inflated += produced
+        limits = self._limits
+        if self.inflated > limits.max_stream_bytes:
+            raise ArchiveError(f"Package unpacks to more than {limits.max_unpacked_bytes} bytes")
+        # Compressed bytes actually consumed, not merely read ahead from the source.
+        consumed = self.compressed - len(self._input)
+        if self.inflated > limits.max_ratio * consumed + limits.ratio_slack_bytes:
+            raise ArchiveError(
+                f"Package compresses more than {limits.max_ratio}:1; refused as a "
+                "decompression bomb"
+            )
+
+    # The rest of tarfile's file-object protocol; the stream is read-only.
+    def write(self, b: bytes, /) -> int:
+        raise OSError("read-only stream")
+
+    def tell(self) -> int:
+        return self.inflated
+
+    def seek(self, pos: int, /) -> int:
+        raise OSError("stream is not seekable")
+
+    def close(self) -> None:
+        return None
+
+
+class _GuardedTarInfo(tarfile.TarInfo):
+    """Refuses an oversized pax or GNU long-name header before tarfile reads it into memory."""
+
+    @classmethod
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+        info = super().frombuf(buf, encoding, errors)
+        if info.type in _EXTENDED_HEADERS and info.size > _MAX_EXTENDED_HEADER:
+            raise ArchiveError("Package has an extended tar header larger than 1 MiB")
+        return info
+
+
+def _expect_only_padding(tar: tarfile.TarFile) -> None:
+    # Whatever follows the end-of-archive block must be zeros: a second archive hidden
+    # there would be unpacked by extractors that skip zero blocks, unchecked.
+    while chunk := tar.fileobj.read(_CHUNK):
+        if chunk.strip(b"\0"):
+            raise ArchiveError("Package has data after the end of the tar archive")
+
+
+Kind = Literal["file", "dir", "symlink", "hardlink"]
+
+
+@dataclass
+class _Survey:
+    """What the member walk has seen so far, and the checks that need all of it."""
+
+    limits: ArchiveLimits
+    members: int = 0
+    unpacked: int = 0
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    symlinks: dict[str, str] = field(default_factory=dict)
+    folded: dict[str, str] = field(default_factory=dict)
+    parents: set[str] = field(default_factory=set)
+    top_levels: set[str] = field(default_factory=set)
+    manifests: dict[str, bytes | None] = field(default_factory=dict)
+
+    def add(self, member: tarfile.TarInfo, tar: tarfile.TarFile) -> None:
+        self.members += 1
+        if self.members > self.limits.max_members:
+            raise ArchiveError(f"Package has more than {self.limits.max_members} members")
+        name = _normalise(member.name)
+        kind = self._kind_of(member, name)
+        if not name:
+            if kind != "dir":
+                raise ArchiveError("Package has a root entry that is not a folder")
+            return
+        self._claim(name, kind)
+        self._count_size(member, name, kind)
+        if kind == "symlink":
+            self.symlinks[name] = member.linkname
+        if _could_be_manifest(name) and kind == "file":
+            self._keep_manifest(member, name, tar)
+
+    def _kind_of(self, member: tarfile.TarInfo, name: str) -> Kind:
+        shown = display(member.name)
+        if member.isreg():
+            return "file"
+        if member.isdir():
+            return "dir"
+        if member.issym():
+            _check_symlink(name, member.linkname, shown)
+            return "symlink"
+        if member.islnk():
+            self._check_hardlink(member.linkname, shown)
+            return "hardlink"
+        if member.ischr() or member.isblk() or member.isfifo():
+            raise ArchiveError(f"Package contains a device or fifo: {shown}")
+        raise ArchiveError(f"Package contains an unsupported member type: {shown}")
+
+    def _check_hardlink(self, linkname: str, shown: str) -> None:
+        target = _normalise(linkname, link_of=shown)
+        if self.kinds.get(target) not in ("file", "hardlink"):
+            raise ArchiveError(f"Package has a hard link to a file it does not contain: {shown}")
+
+    def _claim(self, name: str, kind: Kind) -> None:
+        if name in self.kinds:
+            raise ArchiveError(f"Package contains the name {display(name)} twice")
+        key = unicodedata.normalize("NFC", name).casefold()
+        if key in self.folded:
+            raise ArchiveError(
+                "Package has names that differ only in case: "
+                f"{display(self.folded[key])} and {display(name)}"
+            )
+        self.kinds[name] = kind
+        self.folded[key] = name
+        self.top_levels.add(name.split("/", 1)[0])
+        parent = posixpath.dirname(name)
+        while parent and parent not in self.parents:
+            self.parents.add(parent)
+            parent = posixpath.dirname(parent)
+
+    def _count_size(self, member: tarfile.TarInfo, name: str, kind: Kind) -> None:
+        if kind == "file":
+            size = member.size
+        elif kind == "hardlink":
+            # A hard link costs a full copy where the client cannot link.
+            size = self.sizes[_normalise(member.linkname)]
+        else:
+            return
+        self.sizes[name] = size
+        self.unpacked += size
+        if self.unpacked > self.limits.max_unpacked_bytes:
+            raise ArchiveError(
+                f"Package unpacks to more than {self.limits.max_unpacked_bytes} bytes"
+            )
+
+    def _keep_manifest(self, member: tarfile.TarInfo, name: str, tar: tarfile.TarFile) -> None:
+        if "/" in name and len(self.top_levels) > 1:
+            return  # there is no single top-level folder, so this is not the manifest
+        if member.size > self.limits.manifest_max_bytes:
+            self.manifests[name] = None
+            return
+        extracted = tar.extractfile(member)
+        if extracted is None:  # pragma: no cover - regular members always have data
+            return
+        with extracted:
+            self.manifests[name] = extracted.read()
+
+    def finish(self, *, compressed_bytes: int) -> ArchiveInfo:
+        self._check_link_resolution()
+        self._check_files_used_as_folders()
+        prefix = self._root_prefix()
+        raw = self._manifest_bytes(prefix)
+        manifest = load_manifest(raw)
+        strip = len(prefix) + 1 if prefix else 0
+        return ArchiveInfo(
+            files={name[strip:]: size for name, size in self.sizes.items()},
+            symlinks={name[strip:]: target for name, target in self.symlinks.items()},
+            manifest=manifest,
+            manifest_bytes=raw,
+            unpacked_bytes=self.unpacked,
+            member_count=self.members,
+            compressed_bytes=compressed_bytes,
+            root_prefix=prefix,
+        )
+
+    def _check_link_resolution(self) -> None:
+        # Each target is inside lexically; resolving through the other links catches
+        # chains such as a -> b/.. with b -> . that climb out only once followed.
+        for name, target in self.symlinks.items():
+            path = posixpath.join(posixpath.dirname(name), target)
+            if _escapes(path, self.symlinks):
+                raise ArchiveError(f"Package has a link pointing outside it: {display(name)}")
+
+    def _check_files_used_as_folders(self) -> None:
+        for parent in self.parents:
+            if self.kinds.get(parent) in ("file", "hardlink"):
+                raise ArchiveError(f"Package uses {display(parent)} both as a file and a folder")
+
+    def _root_prefix(self) -> str | None:
+        if len(self.top_levels) != 1:
+            return None
+        (top,) = self.top_levels
+        return top if self.kinds.get(top, "dir") == "dir" else None
+
+    def _manifest_bytes(self, prefix: str | None) -> bytes:
+        name = f"{prefix}/{MANIFEST_NAME}" if prefix else MANIFEST_NAME
+        kind = self.kinds.get(name)
+        if kind is None:
+            raise ArchiveError("manifest.json not found at the package root")
+        if kind != "file":
+            raise ArchiveError("manifest.json must be a regular file")
+        raw = self.manifests.get(name)
+        if raw is None:
+            raise ArchiveError(
+                f"manifest.json is larger than {self.limits.manifest_max_bytes} bytes"
+            )
+        return raw
+
+
+@dataclass
+class _ExtractBudget:
+    """The "data" extraction filter plus member-count and size caps."""
+
+    limits: ArchiveLimits
+    members: int = 0
+    unpacked: int = 0
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def __call__(self, member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo | None:
+        self.members += 1
+        if self.members > self.limits.max_members:
+            raise ArchiveError(f"Package has more than {self.limits.max_members} members")
+        if member.isreg() or member.islnk():
+            # A hard link costs a full copy where the file system cannot link.
+            size = member.size if member.isreg() else self.sizes.get(member.linkname, 0)
+            self.sizes[member.name] = size
+            self.unpacked += size
+            if self.unpacked > self.limits.max_unpacked_bytes:
+                raise ArchiveError(
+                    f"Package unpacks to more than {self.limits.max_unpacked_bytes} bytes"
+                )
+        return tarfile.data_filter(member, dest_path)
+
+
+def _normalise(name: str, *, link_of: str | None = None) -> str:
+    """A member path with "." parts and repeated slashes removed; unsafe paths refused."""
+    shown = link_of or display(name)
+    what = "a link pointing outside it" if link_of else "an unsafe path"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArchiveError(f"Package has a name that is not valid UTF-8: {shown}") from None
+    path = name.replace("\\", "/")  # a separator to Windows clients
+    if path.startswith("/") or _DRIVE.match(path):
+        raise ArchiveError(f"Package contains {what} (absolute): {shown}")
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise ArchiveError(f"Package contains {what} (..): {shown}")
+    return "/".join(parts)
+
+
+def _check_symlink(name: str, target: str, shown: str) -> None:
+    path = target.replace("\\", "/")
+    if not path or path.startswith("/") or _DRIVE.match(path):
+        raise ArchiveError(f"Package has a link pointing outside it: {shown}")
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), path))
+    if resolved == ".." or resolved.startswith("../"):
+        raise ArchiveError(f"Package has a link pointing outside it: {shown}")
+
+
+def _escapes(path: str, symlinks: dict[str, str]) -> bool:
+    """Resolve path like realpath over the archive's own links; True if it leaves the root."""
+    pending = path.replace("\\", "/").split("/")
+    resolved: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not resolved:
+                return True
+            resolved.pop()
+            continue
+        target = symlinks.get("/".join([*resolved, part]))
+        if target is None:
+            resolved.append(part)
+            continue
+        hops += 1
+        if hops > _MAX_LINK_HOPS or target.startswith("/"):
+            return True
+        pending = target.replace("\\", "/").split("/") + pending
+    return False
+
+
+def _could_be_manifest(name: str) -> bool:
+    return name == MANIFEST_NAME or (name.count("/") == 1 and name.endswith("/" + MANIFEST_NAME))
+
+
+class _RepeatedKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _RepeatedKeyError(key)
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
