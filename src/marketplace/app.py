@@ -20,6 +20,9 @@ from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.ratelimit_mw import RateLimitMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
+from marketplace.plugins.admin_endpoints import audit_router
+from marketplace.plugins.admin_endpoints import router as plugin_admin_router
+from marketplace.plugins.developer_endpoints import router as plugin_developer_router
 from marketplace.storage.base import blob_key
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
@@ -59,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(developer_router)
     app.include_router(accounts_admin_router)
     app.include_router(blob_router)
+    app.include_router(plugin_developer_router)
+    app.include_router(plugin_admin_router)
+    app.include_router(audit_router)
     _add_operations_routes(app)
 
     # Outermost first: request context wraps rate limiting wraps the app.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from marketplace.kit.text import has_forbidden_chars
+from marketplace.packages.text import has_forbidden_chars
 
 T = TypeVar("T")
 
@@ -43,7 +43,17 @@ def _money_json(value: Decimal) -> float:
 # Money is Numeric in the database and a JSON number on the wire, never a string.
 Money = Annotated[Decimal, PlainSerializer(_money_json, return_type=float, when_used="json")]
 
-MoneyIn = Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=2)]
+
+def _number_only(value: Any) -> Any:
+    # A price is a JSON number: "1" or true are refused, not coerced.
+    if isinstance(value, str | bool):
+        raise ValueError("must be a number")
+    return value
+
+
+MoneyIn = Annotated[
+    Decimal, BeforeValidator(_number_only), Field(ge=0, max_digits=12, decimal_places=2)
+]
 
 
 def _clean_text(value: str) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import uuid
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -12,21 +10,17 @@ from pydantic import AfterValidator, Field, model_validator
 
 from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
 from marketplace.models import Distribution, PluginType, ReviewStatus
-
-PLUGIN_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+from marketplace.packages.manifest import is_valid_plugin_key
 
 
 def _plugin_key(value: str) -> str:
-    if not 3 <= len(value) <= 64:
-        raise ValueError("must be 3-64 characters")
-    if not PLUGIN_KEY_RE.match(value):
-        raise ValueError("must be lowercase letters, digits and hyphens, starting with a letter")
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return value
-    # Paths accept an id or a pluginKey; a UUID-shaped key would be ambiguous.
-    raise ValueError("must not look like a UUID")
+    # Also refuses UUID-shaped keys: paths accept an id or a pluginKey.
+    if not is_valid_plugin_key(value):
+        raise ValueError(
+            "must be 3-64 lowercase letters, digits and hyphens, start with a letter, "
+            "and not look like a UUID"
+        )
+    return value
 
 
 PluginKey = Annotated[str, AfterValidator(_plugin_key)]

@@ -11,8 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import InvalidState
 from marketplace.models import Plugin, PluginVersion, ReviewStatus
+from marketplace.packages.manifest import version_sort_key
 from marketplace.review.audit import SYSTEM_REVIEWER, Trigger, record_review
-from marketplace.review.versions import is_newer, version_key
+from marketplace.review.versions import is_newer
 
 PLUGIN = "plugin"
 VERSION = "plugin_version"
@@ -21,9 +22,10 @@ VERSION = "plugin_version"
 async def lock_plugin(session: AsyncSession, plugin_id: str) -> Plugin:
     """SELECT ... FOR UPDATE on PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers."""
     plugin = await session.scalar(
-        select(Plugin).where(Plugin.id == plugin_id).with_for_update().execution_options(
-            populate_existing=True
-        )
+        select(Plugin)
+        .where(Plugin.id == plugin_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
     )
     if plugin is None:  # the caller looked it up in this transaction; only a race gets here
         raise InvalidState("Plugin no longer exists")
@@ -76,7 +78,7 @@ async def approve_version(
     trigger: Trigger = Trigger.ADMIN,
 ) -> None:
     if version.review_status != ReviewStatus.PENDING:
-        raise InvalidState(f"Only a pending version can be approved (it is {version.review_status})")
+        raise InvalidState(f"Only a pending version can be approved, not {version.review_status}")
     _approve_version_row(version, reviewer_id, note)
     await session.flush()
     # A taken-down plugin gets a current version but is not relisted (seed part 3).
@@ -101,7 +103,7 @@ async def reject_version(
     trigger: Trigger = Trigger.ADMIN,
 ) -> None:
     if version.review_status != ReviewStatus.PENDING:
-        raise InvalidState(f"Only a pending version can be rejected (it is {version.review_status})")
+        raise InvalidState(f"Only a pending version can be rejected, not {version.review_status}")
     version.review_status = ReviewStatus.REJECTED
     version.is_latest = False
     version.review_note = note
@@ -167,7 +169,7 @@ async def approve_plugin(
     pending = [v for v in versions if v.review_status == ReviewStatus.PENDING]
     if pending:
         # First publication: approving the plugin releases its newest pending version.
-        newest = max(pending, key=lambda v: version_key(v.version))
+        newest = max(pending, key=lambda v: version_sort_key(v.version))
         await approve_version(
             session, plugin, newest, reviewer_id=reviewer_id, note=note, trigger=Trigger.LINKAGE
         )

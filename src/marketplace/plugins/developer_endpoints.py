@@ -1,0 +1,108 @@
+"""Plugin developer group (seed 4.2): prefix /api/v1/developer/plugins."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from marketplace.auth.deps import Developer, VerifiedDeveloper
+from marketplace.db import DbSession
+from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.schemas import Envelope
+from marketplace.models import ReviewStatus
+from marketplace.plugins import service
+from marketplace.plugins.lookup import OwnedPlugin, OwnedPluginForWrite
+from marketplace.plugins.schemas import (
+    CreateVersionIn,
+    DeveloperPluginDetail,
+    DeveloperPluginList,
+    DeveloperUpdateIn,
+    PluginOut,
+    PriceIn,
+    PublishIn,
+    PurchaseSummary,
+    TakedownOut,
+    VersionOut,
+)
+from marketplace.plugins.views import plugin_out, version_out
+from marketplace.review import engine
+
+router = APIRouter(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
+
+
+@router.get("")
+async def list_own_plugins(
+    user: Developer,
+    session: DbSession,
+    page: PageSizeParams,
+    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
+) -> Envelope[DeveloperPluginList]:
+    """The caller's plugins in every state, newest first; filter by reviewStatus."""
+    plugins, total = await service.developer_plugins(session, user, page, review_status)
+    return Envelope(
+        data=DeveloperPluginList(
+            items=[plugin_out(p) for p in plugins], total=total, page=page.page, page_size=page.size
+        )
+    )
+
+
+@router.post("/publish", status_code=status.HTTP_201_CREATED)
+async def publish(
+    body: PublishIn, user: VerifiedDeveloper, session: DbSession
+) -> Envelope[PluginOut]:
+    """Create a plugin: pending review, no version yet."""
+    return Envelope(data=plugin_out(await service.publish(session, user, body)))
+
+
+@router.get("/{plugin_id}")
+async def plugin_detail(plugin: OwnedPlugin, session: DbSession) -> Envelope[DeveloperPluginDetail]:
+    """All plugin fields, the version history (newest first) and the last 20 purchases."""
+    versions = await service.versions_of(session, plugin.id)
+    purchases = await service.recent_purchases(session, plugin.id)
+    return Envelope(
+        data=DeveloperPluginDetail(
+            **dict(plugin_out(plugin)),
+            versions=[version_out(v) for v in versions],
+            recent_purchases=[PurchaseSummary.model_validate(p) for p in purchases],
+        )
+    )
+
+
+@router.put("/{plugin_id}")
+async def update_plugin(
+    body: DeveloperUpdateIn, plugin: OwnedPluginForWrite, session: DbSession
+) -> Envelope[PluginOut]:
+    """Edit basic information; a rejected plugin goes back to pending review."""
+    return Envelope(data=plugin_out(await service.update(session, plugin, body, by_developer=True)))
+
+
+@router.put("/{plugin_id}/price")
+async def set_price(
+    body: PriceIn, plugin: OwnedPluginForWrite, session: DbSession
+) -> Envelope[PluginOut]:
+    """Set the price; 0 makes the plugin free; validityDays 0 or omitted means permanent."""
+    return Envelope(data=plugin_out(await service.set_price(session, plugin, body)))
+
+
+@router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
+async def create_version(
+    body: CreateVersionIn, plugin: OwnedPluginForWrite, session: DbSession
+) -> Envelope[VersionOut]:
+    """Create a pending ConfigOnly or inline-code version from a manifest (no package)."""
+    version = await service.create_version_from_manifest(
+        session,
+        plugin,
+        version=body.version,
+        changelog=body.changelog,
+        manifest=body.manifest,
+        released_by_admin=None,
+    )
+    return Envelope(data=version_out(version))
+
+
+@router.delete("/{plugin_id}")
+async def take_down(plugin: OwnedPluginForWrite, session: DbSession) -> Envelope[TakedownOut]:
+    """Soft takedown: distribution stops; versions and purchases are kept."""
+    await engine.take_down(session, plugin)
+    return Envelope(data=TakedownOut(id=plugin.id, review_status=ReviewStatus.TAKEN_DOWN))

@@ -1,0 +1,487 @@
+"""Plugin rules for developers and administrators: publish, edit, price, versions, lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.errors import (
+    InvalidCategory,
+    InvalidState,
+    NotFound,
+    PluginKeyExists,
+    VersionExists,
+)
+from marketplace.kit.pagination import Page
+from marketplace.kit.sql import icontains
+from marketplace.models import (
+    AuditLog,
+    Category,
+    Distribution,
+    Plugin,
+    PluginVersion,
+    Purchase,
+    ReviewStatus,
+    User,
+)
+from marketplace.packages.archive import ArchiveInfo
+from marketplace.packages.manifest import (
+    check_manifest_category,
+    check_manifest_identity,
+    check_manifest_shape,
+    deep_findings,
+    distribution_of,
+    version_sort_key,
+)
+from marketplace.plugins.schemas import (
+    AdminCreateIn,
+    AdminUpdateIn,
+    CategoryIn,
+    CategoryUpdateIn,
+    DeveloperUpdateIn,
+    PriceIn,
+    PublishIn,
+)
+from marketplace.review import engine
+from marketplace.review.audit import SYSTEM_REVIEWER
+
+STATUSES = [s.value for s in ReviewStatus]
+
+
+# ---------- categories ----------
+
+
+async def category_keys(session: AsyncSession) -> set[str]:
+    return set(await session.scalars(select(Category.key)))
+
+
+async def check_category(session: AsyncSession, key: str) -> str:
+    if await session.get(Category, key) is None:
+        raise InvalidCategory(key)
+    return key
+
+
+async def list_categories(session: AsyncSession) -> list[Category]:
+    return list(await session.scalars(select(Category).order_by(Category.sort_order, Category.key)))
+
+
+async def add_category(session: AsyncSession, body: CategoryIn) -> Category:
+    if await session.get(Category, body.key) is not None:
+        raise InvalidState(f'Category "{body.key}" already exists')
+    category = Category(
+        key=body.key, name=body.name, name_zh=body.name_zh, sort_order=body.sort_order
+    )
+    session.add(category)
+    await session.flush()
+    return category
+
+
+async def update_category(session: AsyncSession, key: str, body: CategoryUpdateIn) -> Category:
+    category = await session.get(Category, key, with_for_update=True)
+    if category is None:
+        raise NotFound(f'Category "{key}" does not exist')
+    for field in body.model_fields_set:
+        value = getattr(body, field)
+        if value is not None:
+            setattr(category, field, value)
+    await session.flush()
+    return category
+
+
+async def delete_category(session: AsyncSession, key: str) -> None:
+    category = await session.get(Category, key, with_for_update=True)
+    if category is None:
+        raise NotFound(f'Category "{key}" does not exist')
+    in_use = await session.scalar(select(func.count()).where(Plugin.category == key))
+    if in_use:
+        raise InvalidState(f'Category "{key}" is used by {in_use} plugin(s)')
+    await session.delete(category)
+    await session.flush()
+
+
+# ---------- plugins ----------
+
+
+def _price_fields(is_free: bool, price: Decimal, validity_days: int | None) -> dict[str, Any]:
+    paid = not is_free and price > 0
+    return {
+        "is_free": not paid,
+        "price": price if paid else Decimal("0"),
+        # 0 or omitted means a permanent purchase, stored as null (seed 2.1).
+        "validity_days": validity_days if paid and validity_days else None,
+    }
+
+
+async def _insert_plugin(session: AsyncSession, plugin: Plugin) -> Plugin:
+    if await session.scalar(select(Plugin.id).where(Plugin.plugin_key == plugin.plugin_key)):
+        raise PluginKeyExists()
+    session.add(plugin)
+    try:
+        # The unique constraint decides a race between two publishes of one key.
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError as exc:
+        raise PluginKeyExists() from exc
+    return plugin
+
+
+async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin:
+    await check_category(session, body.category)
+    plugin = Plugin(
+        plugin_key=body.plugin_key,
+        name=body.name,
+        name_zh=body.name_zh,
+        description=body.description,
+        description_zh=body.description_zh,
+        type=body.type,
+        category=body.category,
+        tags=body.tags,
+        license=body.license,
+        homepage=body.homepage,
+        repository=body.repository,
+        source="developer",
+        platforms=[],
+        review_status=ReviewStatus.PENDING,
+        enabled=False,
+        owner_id=owner.id,
+        **_price_fields(body.is_free, body.price, body.validity_days),
+    )
+    return await _insert_plugin(session, plugin)
+
+
+async def admin_create(session: AsyncSession, admin: User, body: AdminCreateIn) -> Plugin:
+    await check_category(session, body.category)
+    plugin = Plugin(
+        plugin_key=body.plugin_key,
+        name=body.name,
+        name_zh=body.name_zh,
+        description=body.description,
+        description_zh=body.description_zh,
+        type=body.type,
+        category=body.category,
+        tags=body.tags,
+        license=body.license,
+        homepage=body.homepage,
+        repository=body.repository,
+        icon=body.icon,
+        source=body.source,
+        platforms=body.platforms,
+        featured=body.featured,
+        # Official plugins are live on creation (seed part 3).
+        review_status=ReviewStatus.APPROVED,
+        enabled=True,
+        reviewed_by=admin.id,
+        owner_id=admin.id,
+        **_price_fields(body.is_free, body.price, body.validity_days),
+    )
+    return await _insert_plugin(session, plugin)
+
+
+async def update(
+    session: AsyncSession, plugin: Plugin, body: DeveloperUpdateIn, *, by_developer: bool
+) -> Plugin:
+    changes = body.model_dump(exclude_unset=True)
+    if "category" in changes:
+        await check_category(session, changes["category"])
+    for field, value in changes.items():
+        setattr(plugin, field, value)
+    if by_developer:
+        await engine.resubmit(session, plugin)
+    await session.flush()
+    return plugin
+
+
+async def admin_update(session: AsyncSession, plugin: Plugin, body: AdminUpdateIn) -> Plugin:
+    return await update(session, plugin, body, by_developer=False)
+
+
+async def set_price(session: AsyncSession, plugin: Plugin, body: PriceIn) -> Plugin:
+    for field, value in _price_fields(body.price <= 0, body.price, body.validity_days).items():
+        setattr(plugin, field, value)
+    await session.flush()
+    return plugin
+
+
+async def set_icon(session: AsyncSession, plugin: Plugin, data_url: str) -> Plugin:
+    plugin.icon = data_url
+    await session.flush()
+    return plugin
+
+
+async def delete_plugin(session: AsyncSession, plugin: Plugin) -> list[str]:
+    """Remove the plugin and its versions; return blob keys that may now be unreferenced."""
+    keys = [
+        k
+        for k in await session.scalars(
+            select(PluginVersion.blob_key).where(
+                PluginVersion.plugin_id == plugin.id, PluginVersion.blob_key.is_not(None)
+            )
+        )
+        if k
+    ]
+    await session.delete(plugin)
+    await session.flush()
+    return keys
+
+
+async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
+    keys = set(keys)
+    if not keys:
+        return []
+    used = set(
+        await session.scalars(
+            select(PluginVersion.blob_key).where(PluginVersion.blob_key.in_(keys))
+        )
+    )
+    return sorted(keys - used)
+
+
+# ---------- versions ----------
+
+
+async def versions_of(session: AsyncSession, plugin_id: str) -> list[PluginVersion]:
+    rows = list(
+        await session.scalars(select(PluginVersion).where(PluginVersion.plugin_id == plugin_id))
+    )
+    rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
+    return rows
+
+
+async def check_version_is_new(session: AsyncSession, plugin: Plugin, version: str) -> None:
+    exists = await session.scalar(
+        select(PluginVersion.id).where(
+            PluginVersion.plugin_id == plugin.id, PluginVersion.version == version
+        )
+    )
+    if exists is not None:
+        raise VersionExists(f"Version {version} of {plugin.plugin_key} already exists")
+
+
+async def check_manifest(
+    session: AsyncSession, plugin: Plugin, manifest: dict[str, Any], version: str
+) -> None:
+    """The structural checks, in the contract's order; failures create nothing."""
+    check_manifest_identity(manifest, plugin_key=plugin.plugin_key, version=version)
+    await check_version_is_new(session, plugin, version)
+    check_manifest_category(manifest, categories=await category_keys(session))
+    check_manifest_shape(manifest, plugin_type=plugin.type)
+
+
+async def add_version(
+    session: AsyncSession,
+    plugin: Plugin,
+    *,
+    version: str,
+    changelog: str | None,
+    manifest: dict[str, Any],
+    distribution: Distribution,
+    archive: ArchiveInfo | None = None,
+    sha256: str | None = None,
+    size: int | None = None,
+    blob_key: str | None = None,
+    released_by_admin: User | None = None,
+) -> PluginVersion:
+    """Insert a pending version; reject it at once on findings, or release it for an admin."""
+    row = PluginVersion(
+        plugin_id=plugin.id,
+        version=version,
+        changelog=changelog,
+        manifest=manifest,
+        distribution=distribution,
+        sha256=sha256,
+        size=size,
+        blob_key=blob_key,
+        review_status=ReviewStatus.PENDING,
+        is_latest=False,
+    )
+    session.add(row)
+    try:
+        # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError as exc:
+        raise VersionExists(f"Version {version} of {plugin.plugin_key} already exists") from exc
+    findings = deep_findings(manifest, archive)
+    if findings:
+        await engine.auto_reject_version(session, row, findings)
+    elif released_by_admin is not None:
+        locked = await engine.lock_plugin(session, plugin.id)
+        await engine.release_admin_version(session, locked, row, released_by_admin.id)
+    return row
+
+
+async def create_version_from_manifest(
+    session: AsyncSession,
+    plugin: Plugin,
+    *,
+    version: str,
+    changelog: str | None,
+    manifest: dict[str, Any],
+    released_by_admin: User | None,
+) -> PluginVersion:
+    """ConfigOnly or inline-code versions (no package)."""
+    await check_manifest(session, plugin, manifest, version)
+    distribution = Distribution(distribution_of(manifest, has_package=False))
+    return await add_version(
+        session,
+        plugin,
+        version=version,
+        changelog=changelog,
+        manifest=manifest,
+        distribution=distribution,
+        released_by_admin=released_by_admin,
+    )
+
+
+# ---------- lists ----------
+
+
+def _status_counts(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
+    counts = dict.fromkeys(STATUSES, 0)
+    for status, count in rows:
+        counts[status] = count
+    counts["all"] = sum(counts[s] for s in STATUSES)
+    return counts
+
+
+async def developer_plugins(
+    session: AsyncSession, owner: User, page: Page, review_status: ReviewStatus | None
+) -> tuple[list[Plugin], int]:
+    query = select(Plugin).where(Plugin.owner_id == owner.id)
+    if review_status is not None:
+        query = query.where(Plugin.review_status == review_status)
+    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
+    rows = await session.scalars(
+        query.order_by(Plugin.created_at.desc(), Plugin.id).offset(page.offset).limit(page.size)
+    )
+    return list(rows), total
+
+
+async def recent_purchases(
+    session: AsyncSession, plugin_id: str, limit: int = 20
+) -> list[Purchase]:
+    return list(
+        await session.scalars(
+            select(Purchase)
+            .where(Purchase.plugin_id == plugin_id)
+            .order_by(Purchase.purchased_at.desc(), Purchase.id)
+            .limit(limit)
+        )
+    )
+
+
+async def _paged_with_counts(
+    session: AsyncSession,
+    base: Select[*tuple[Any, ...]],
+    status_column: Any,
+    order: Sequence[Any],
+    page: Page,
+    review_status: str | None,
+) -> tuple[list[Any], int, dict[str, int]]:
+    # Counts share the search condition but ignore the status filter (seed 4.5).
+    counts = _status_counts(
+        (
+            await session.execute(
+                base.with_only_columns(status_column, func.count())
+                .group_by(status_column)
+                .order_by(None)
+            )
+        ).all()
+    )
+    query = base if review_status is None else base.where(status_column == review_status)
+    total = counts["all"] if review_status is None else counts.get(review_status, 0)
+    rows = (
+        await session.execute(query.order_by(*order).offset(page.offset).limit(page.size))
+    ).all()
+    return list(rows), total, counts
+
+
+async def admin_plugins(
+    session: AsyncSession, page: Page, review_status: ReviewStatus | None, search: str | None
+) -> tuple[list[Plugin], int, dict[str, int]]:
+    base = select(Plugin)
+    if search:
+        base = base.where(
+            or_(
+                icontains(Plugin.plugin_key, search),
+                icontains(Plugin.name, search),
+                icontains(Plugin.name_zh, search),
+            )
+        )
+    rows, total, counts = await _paged_with_counts(
+        session,
+        base,
+        Plugin.review_status,
+        (Plugin.created_at.desc(), Plugin.id),
+        page,
+        review_status.value if review_status else None,
+    )
+    return [r[0] for r in rows], total, counts
+
+
+async def admin_versions(
+    session: AsyncSession, page: Page, review_status: str | None, search: str | None
+) -> tuple[list[tuple[PluginVersion, Plugin]], int, dict[str, int]]:
+    base = select(PluginVersion, Plugin).join(Plugin, Plugin.id == PluginVersion.plugin_id)
+    if search:
+        base = base.where(
+            or_(
+                icontains(PluginVersion.version, search),
+                icontains(Plugin.plugin_key, search),
+                icontains(Plugin.name, search),
+                icontains(Plugin.name_zh, search),
+            )
+        )
+    rows, total, counts = await _paged_with_counts(
+        session,
+        base,
+        PluginVersion.review_status,
+        (PluginVersion.created_at.desc(), PluginVersion.id),
+        page,
+        review_status,
+    )
+    return [(r[0], r[1]) for r in rows], total, counts
+
+
+async def reviewer_labels(
+    session: AsyncSession, reviewer_ids: Iterable[str | None]
+) -> dict[str, str]:
+    """User name first, then e-mail, then id (seed 2.1), for a whole page in one query."""
+    ids = {i for i in reviewer_ids if i}
+    labels = {SYSTEM_REVIEWER: SYSTEM_REVIEWER} if SYSTEM_REVIEWER in ids else {}
+    ids.discard(SYSTEM_REVIEWER)
+    if ids:
+        for user_id, name, email in (
+            await session.execute(select(User.id, User.name, User.email).where(User.id.in_(ids)))
+        ).all():
+            labels[user_id] = name or email or user_id
+    for missing in ids - labels.keys():
+        labels[missing] = missing
+    return labels
+
+
+async def audit_logs(
+    session: AsyncSession,
+    page: Page,
+    *,
+    resource_type: str | None,
+    resource_id: str | None,
+    action: str | None,
+) -> tuple[list[AuditLog], int]:
+    query = select(AuditLog)
+    if resource_type:
+        query = query.where(AuditLog.resource_type == resource_type)
+    if resource_id:
+        query = query.where(AuditLog.resource_id == resource_id)
+    if action:
+        query = query.where(AuditLog.action == action)
+    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
+    rows = await session.scalars(
+        query.order_by(AuditLog.created_at.desc(), AuditLog.id).offset(page.offset).limit(page.size)
+    )
+    return list(rows), total

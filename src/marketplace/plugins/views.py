@@ -1,0 +1,54 @@
+"""ORM rows → response shapes."""
+
+from __future__ import annotations
+
+from marketplace.models import AuditLog, Plugin, PluginVersion
+from marketplace.plugins.schemas import (
+    AdminPluginOut,
+    AdminVersionOut,
+    AuditDetail,
+    AuditLogOut,
+    PluginOut,
+    VersionOut,
+)
+
+
+def plugin_out(plugin: Plugin) -> PluginOut:
+    return PluginOut.model_validate(plugin)
+
+
+def admin_plugin_out(plugin: Plugin, labels: dict[str, str]) -> AdminPluginOut:
+    label = labels.get(plugin.reviewed_by) if plugin.reviewed_by else None
+    return AdminPluginOut(**dict(plugin_out(plugin)), reviewer_label=label)
+
+
+def version_out(version: PluginVersion) -> VersionOut:
+    return VersionOut.model_validate(version)
+
+
+def admin_version_out(
+    version: PluginVersion, plugin: Plugin, labels: dict[str, str]
+) -> AdminVersionOut:
+    label = labels.get(version.reviewed_by) if version.reviewed_by else None
+    return AdminVersionOut(
+        **dict(version_out(version)),
+        plugin_key=plugin.plugin_key,
+        plugin_name=plugin.name,
+        reviewer_label=label,
+    )
+
+
+def audit_out(entry: AuditLog) -> AuditLogOut:
+    return AuditLogOut(
+        id=entry.id,
+        action=entry.action,
+        actor_id=entry.actor_id,
+        created_at=entry.created_at,
+        detail=AuditDetail(
+            resource_type=entry.resource_type,
+            resource_id=entry.resource_id,
+            outcome=entry.outcome,
+            trigger=entry.trigger,
+            note=entry.note,
+        ),
+    )
