@@ -307,6 +307,14 @@ async def test_refuses_multipart_without_a_boundary(upload_dir: Path) -> None:
     assert (response.status_code, error_of(response)["code"]) == (400, "VALIDATION_FAILED")
 
 
+async def test_refuses_an_overlong_boundary(upload_dir: Path) -> None:
+    content_type = "multipart/form-data; boundary=" + "b" * 300
+
+    response = await post(make_app(upload_dir), b"", {"Content-Type": content_type})
+
+    assert error_of(response)["message"] == "The multipart boundary is invalid"
+
+
 async def test_refuses_a_text_field_over_its_cap(upload_dir: Path) -> None:
     app = make_app(upload_dir, max_text_bytes=100)
 

@@ -112,7 +112,7 @@ async def receive_upload(
         max_file_bytes=max_file_bytes,
         too_large=too_large,
     )
-    parser = MultipartParser(_boundary(request), callbacks=form.callbacks())
+    parser = _parser(request, form)
     sink: _FileSink | None = None
     try:
         received = 0
@@ -139,18 +139,21 @@ def _refuse_declared_length(request: Request, body_cap: int, too_large: type[App
     declared = request.headers.get("content-length")
     if declared is None:
         return
-    if not declared.isdigit():
+    if not (declared.isascii() and declared.isdigit()):
         raise ValidationFailed("Content-Length is not a number")
     if int(declared) > body_cap:
         raise too_large()
 
 
-def _boundary(request: Request) -> bytes:
+def _parser(request: Request, form: _Form) -> MultipartParser:
     content_type, options = parse_options_header(request.headers.get("content-type"))
     boundary = options.get(b"boundary")
     if content_type != b"multipart/form-data" or not boundary:
         raise ValidationFailed("Content-Type must be multipart/form-data with a boundary")
-    return boundary
+    try:
+        return MultipartParser(boundary, callbacks=form.callbacks())
+    except FormParserError:  # e.g. a boundary longer than RFC 2046 allows
+        raise ValidationFailed("The multipart boundary is invalid") from None
 
 
 def _parse(parser: MultipartParser, chunk: bytes) -> None:
