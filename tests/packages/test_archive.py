@@ -6,6 +6,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marketplace.packages.archive import (
     GIB,
@@ -36,6 +38,15 @@ from tests.packages.tarballs import (
 
 LIMITS = ArchiveLimits.for_package(100 * MIB)
 MANIFEST = {"id": "demo", "version": "1.0.0", "main": "index.js", "category": "ai"}
+_FUZZ_BASE = tar_bytes(
+    [
+        folder("pkg"),
+        manifest_file(MANIFEST, "pkg/manifest.json"),
+        file("pkg/" + "long" * 40, b"abc" * 100),
+        symlink("pkg/link", "manifest.json"),
+        hardlink("pkg/hard", "pkg/manifest.json"),
+    ]
+)
 
 
 def inspect(data: bytes, limits: ArchiveLimits = LIMITS) -> ArchiveInfo:
@@ -299,6 +310,31 @@ def test_refuses_gzip_of_something_that_is_not_tar() -> None:
 
 def test_refuses_gzip_followed_by_garbage() -> None:
     assert refusal(package(MANIFEST) + b"trailing garbage") == "Package gzip data is corrupt"
+
+
+def test_refuses_corrupt_last_header_instead_of_taking_it_for_the_end() -> None:
+    raw = bytearray(
+        tar_bytes([manifest_file(MANIFEST), file("index.js", b"x")], tarfile.GNU_FORMAT)
+    )
+    raw[raw.index(b"index.js\0")] ^= 0x20  # the header checksum no longer matches
+
+    assert refusal(gzip.compress(bytes(raw))) == (
+        "Package is not a valid tar archive (bad checksum)"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=8)), max_size=6))
+def test_mutated_archives_fail_only_with_archive_errors(edits: list[tuple[int, bytes]]) -> None:
+    raw = bytearray(_FUZZ_BASE)
+    for position, replacement in edits:
+        at = position % len(raw)
+        raw[at : at + len(replacement)] = replacement
+
+    try:
+        inspect(gzip.compress(bytes(raw), compresslevel=1))
+    except ArchiveError:
+        pass
 
 
 def test_refuses_data_hidden_after_end_of_archive() -> None:

@@ -31,7 +31,6 @@ _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only, CRC and length verifie
 _CHUNK = 256 * KIB
 _SOURCE_CHUNK = 64 * KIB
 _GZIP_MAGIC = b"\x1f\x8b"
-_BLOCK = tarfile.BLOCKSIZE
 _EXTENDED_HEADERS = frozenset(
     {
         tarfile.XHDTYPE,
@@ -43,6 +42,12 @@ _EXTENDED_HEADERS = frozenset(
 )
 # Data of one pax or GNU long-name header, which tarfile reads into memory at once.
 _MAX_EXTENDED_HEADER = MIB
+# How tarfile signals a clean end of the stream; any other header error is corruption.
+# (typeshed leaves these classes out.)
+_END_OF_ARCHIVE: tuple[type[Exception], ...] = (
+    tarfile.EOFHeaderError,  # type: ignore[attr-defined]
+    tarfile.EmptyHeaderError,  # type: ignore[attr-defined]
+)
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_LINK_HOPS = 40  # as the kernel's ELOOP limit
 
@@ -91,10 +96,6 @@ class ArchiveInfo:
     compressed_bytes: int
     root_prefix: str | None  # the single top-level folder that was stripped, if any
 
-    def has_path(self, path: str) -> bool:
-        """True when a relative path names a file or a symlink of the package."""
-        return path in self.files or path in self.symlinks
-
 
 def inspect_archive(fileobj: Readable, limits: ArchiveLimits) -> ArchiveInfo:
     """Check a .tar.gz read from fileobj against the archive rules; ArchiveError if refused.
@@ -137,7 +138,9 @@ def load_manifest(raw: bytes) -> dict[str, Any]:
     for where, string in iter_strings(value):
         # PostgreSQL JSON refuses NUL and no UTF-8 store holds an unpaired surrogate.
         if "\x00" in string or _has_surrogate(string):
-            raise ArchiveError(f"manifest.json holds a NUL or an unpaired surrogate at {where}")
+            raise ArchiveError(
+                f"manifest.json holds a NUL or an unpaired surrogate at {display(where)}"
+            )
     return value
 
 
@@ -261,7 +264,17 @@ class _Inflater:
 
 
 class _GuardedTarInfo(tarfile.TarInfo):
-    """Refuses an oversized pax or GNU long-name header before tarfile reads it into memory."""
+    """Refuses corrupt headers, which tarfile would take for the end of the archive, and an
+    oversized pax or GNU long-name header before tarfile reads it into memory."""
+
+    @classmethod
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> Self:
+        try:
+            return super().fromtarfile(tarfile_)
+        except _END_OF_ARCHIVE:
+            raise
+        except tarfile.HeaderError as exc:
+            raise ArchiveError(f"Package is not a valid tar archive ({exc})") from None
 
     @classmethod
     def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
@@ -279,7 +292,7 @@ def _expect_only_padding(tar: tarfile.TarFile) -> None:
             raise ArchiveError("Package has data after the end of the tar archive")
 
 
-Kind = Literal["file", "dir", "symlink", "hardlink"]
+_Kind = Literal["file", "dir", "symlink", "hardlink"]
 
 
 @dataclass
@@ -289,7 +302,7 @@ class _Survey:
     limits: ArchiveLimits
     members: int = 0
     unpacked: int = 0
-    kinds: dict[str, Kind] = field(default_factory=dict)
+    kinds: dict[str, _Kind] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
     symlinks: dict[str, str] = field(default_factory=dict)
     folded: dict[str, str] = field(default_factory=dict)
@@ -314,7 +327,7 @@ class _Survey:
         if _could_be_manifest(name) and kind == "file":
             self._keep_manifest(member, name, tar)
 
-    def _kind_of(self, member: tarfile.TarInfo, name: str) -> Kind:
+    def _kind_of(self, member: tarfile.TarInfo, name: str) -> _Kind:
         shown = display(member.name)
         if member.isreg():
             return "file"
@@ -335,7 +348,7 @@ class _Survey:
         if self.kinds.get(target) not in ("file", "hardlink"):
             raise ArchiveError(f"Package has a hard link to a file it does not contain: {shown}")
 
-    def _claim(self, name: str, kind: Kind) -> None:
+    def _claim(self, name: str, kind: _Kind) -> None:
         if name in self.kinds:
             raise ArchiveError(f"Package contains the name {display(name)} twice")
         key = unicodedata.normalize("NFC", name).casefold()
@@ -352,7 +365,7 @@ class _Survey:
             self.parents.add(parent)
             parent = posixpath.dirname(parent)
 
-    def _count_size(self, member: tarfile.TarInfo, name: str, kind: Kind) -> None:
+    def _count_size(self, member: tarfile.TarInfo, name: str, kind: _Kind) -> None:
         if kind == "file":
             size = member.size
         elif kind == "hardlink":

@@ -1,0 +1,443 @@
+"""Streaming multipart/form-data receiver: the body is parsed as it arrives, never held whole.
+
+The file part goes to a temporary file while its SHA-256 is computed, and, when an
+inspector is given, through the inspector at the same time: one worker thread per upload
+pulls the file bytes from a small in-memory queue, writes and hashes them, and hands them
+to the inspector's blocking read(). The event loop only receives and parses the body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import tempfile
+import weakref
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, BinaryIO, Self
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import Request
+
+from marketplace.errors import AppError, ValidationFailed
+from marketplace.packages.archive import ArchiveError, ArchiveInfo, Readable
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks
+
+KIB = 1024
+TEXT_FIELD_MAX_BYTES = 64 * KIB
+# Room for boundaries and part headers on top of the file and text fields.
+_FORM_OVERHEAD = 16 * KIB
+_PART_OVERHEAD = KIB
+# File bytes are handed to the worker in pieces of about this size, a few at a time.
+_HANDOFF_BYTES = 256 * KIB
+_HANDOFF_QUEUE = 4
+# Each upload holds a worker thread while its body arrives; a limiter of their own keeps
+# slow uploads from starving anyio's default pool that FastAPI's sync code uses.
+UPLOAD_WORKER_THREADS = 32
+
+Inspector = Callable[[Readable], ArchiveInfo]
+
+
+@dataclass
+class ReceivedUpload:
+    """The parsed form. file_path is None when no file was sent (or it was refused)."""
+
+    fields: dict[str, str]
+    file_path: Path | None = None
+    filename: str | None = None
+    content_type: str | None = None
+    sha256: str | None = None
+    size: int = 0
+    inspection: ArchiveInfo | None = None
+    inspection_error: str | None = None
+
+    @property
+    def has_file(self) -> bool:
+        return self.file_path is not None or self.inspection_error is not None
+
+    def cleanup(self) -> None:
+        """Delete the temporary file (idempotent)."""
+        if self.file_path is not None:
+            self.file_path.unlink(missing_ok=True)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.cleanup()
+
+
+async def receive_upload(
+    request: Request,
+    *,
+    max_file_bytes: int,
+    too_large: type[AppError],
+    temp_dir: Path,
+    text_fields: Collection[str] = (),
+    file_field: str = "file",
+    inspector: Inspector | None = None,
+    max_text_bytes: int = TEXT_FIELD_MAX_BYTES,
+) -> ReceivedUpload:
+    """Receive a multipart form with one file part and some text fields.
+
+    Refuses with too_large (413) when Content-Length or the streamed body passes the limit,
+    and with ValidationFailed (400) for a non-multipart body, an unknown or repeated field,
+    an over-long or non-UTF-8 text field, or a malformed body. When the inspector refuses
+    the file, reading stops early and inspection_error carries its message. The temporary
+    file is deleted on every error path; on success the caller owns it (cleanup()).
+    """
+    body_cap = (
+        max_file_bytes + _FORM_OVERHEAD + len(text_fields) * (max_text_bytes + _PART_OVERHEAD)
+    )
+    _refuse_declared_length(request, body_cap, too_large)
+    form = _Form(
+        file_field=file_field,
+        text_fields=frozenset(text_fields),
+        max_text_bytes=max_text_bytes,
+        max_file_bytes=max_file_bytes,
+        too_large=too_large,
+    )
+    parser = _parser(request, form)
+    sink: _FileSink | None = None
+    try:
+        received = 0
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > body_cap:
+                raise too_large()
+            _parse(parser, chunk)
+            sink = await _hand_off(form, sink, temp_dir, inspector)
+            if sink is not None and sink.stopped:
+                break
+        if (sink is None or not sink.stopped) and not form.ended:
+            raise ValidationFailed("The multipart body is incomplete")
+        if sink is not None:
+            await sink.finish()
+    except BaseException:
+        if sink is not None:
+            await sink.abort()
+        raise
+    return _result(form, sink)
+
+
+def _refuse_declared_length(request: Request, body_cap: int, too_large: type[AppError]) -> None:
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return
+    if not (declared.isascii() and declared.isdigit()):
+        raise ValidationFailed("Content-Length is not a number")
+    if int(declared) > body_cap:
+        raise too_large()
+
+
+def _parser(request: Request, form: _Form) -> MultipartParser:
+    content_type, options = parse_options_header(request.headers.get("content-type"))
+    boundary = options.get(b"boundary")
+    if content_type != b"multipart/form-data" or not boundary:
+        raise ValidationFailed("Content-Type must be multipart/form-data with a boundary")
+    try:
+        return MultipartParser(boundary, callbacks=form.callbacks())
+    except FormParserError:  # e.g. a boundary longer than RFC 2046 allows
+        raise ValidationFailed("The multipart boundary is invalid") from None
+
+
+def _parse(parser: MultipartParser, chunk: bytes) -> None:
+    try:
+        parser.write(chunk)
+    except FormParserError:
+        raise ValidationFailed("The multipart body is malformed") from None
+
+
+async def _hand_off(
+    form: _Form, sink: _FileSink | None, temp_dir: Path, inspector: Inspector | None
+) -> _FileSink | None:
+    """Start the file sink once the file has bytes (or ended), and pass it what was parsed."""
+    if sink is None and (form.file_data or form.file_needs_sink):
+        sink = _FileSink(temp_dir, inspector)
+    if sink is not None:
+        pieces, form.file_data = form.file_data, []
+        await sink.feed(pieces)
+    return sink
+
+
+def _result(form: _Form, sink: _FileSink | None) -> ReceivedUpload:
+    upload = ReceivedUpload(
+        fields=form.fields, filename=form.filename, content_type=form.content_type
+    )
+    if sink is None:
+        return upload
+    if sink.inspection_error is not None:
+        sink.remove_file()
+        upload.inspection_error = sink.inspection_error
+        return upload
+    upload.file_path = sink.path
+    upload.sha256 = sink.sha256
+    upload.size = sink.size
+    upload.inspection = sink.inspection
+    return upload
+
+
+@dataclass
+class _Part:
+    name: str
+    is_file: bool
+    text: bytearray = field(default_factory=bytearray)
+
+
+@dataclass
+class _Form:
+    """python_multipart callbacks turned into fields and file bytes.
+
+    The callbacks run inside parser.write(); file bytes collect in file_data until the
+    receiver hands them to the sink after each write.
+    """
+
+    file_field: str
+    text_fields: frozenset[str]
+    max_text_bytes: int
+    max_file_bytes: int
+    too_large: type[AppError]
+    fields: dict[str, str] = field(default_factory=dict)
+    filename: str | None = None
+    content_type: str | None = None
+    file_bytes: int = 0
+    file_data: list[bytes] = field(default_factory=list)
+    file_needs_sink: bool = False  # an empty file that was named must still exist
+    ended: bool = False
+    _part: _Part | None = None
+    _seen: set[str] = field(default_factory=set)
+    _headers: dict[bytes, bytes] = field(default_factory=dict)
+    _header_name: bytearray = field(default_factory=bytearray)
+    _header_value: bytearray = field(default_factory=bytearray)
+
+    def callbacks(self) -> MultipartCallbacks:
+        return {
+            "on_part_begin": self._headers.clear,
+            "on_header_field": lambda data, start, end: self._header_name.extend(data[start:end]),
+            "on_header_value": lambda data, start, end: self._header_value.extend(data[start:end]),
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": self._part_data,
+            "on_part_end": self._part_end,
+            "on_end": self._end,
+        }
+
+    def _header_end(self) -> None:
+        self._headers[bytes(self._header_name).lower()] = bytes(self._header_value).strip()
+        self._header_name.clear()
+        self._header_value.clear()
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._headers.get(b"content-disposition"))
+        raw_name = options.get(b"name")
+        if raw_name is None:
+            raise ValidationFailed("A multipart part has no field name")
+        name = raw_name.decode("utf-8", "replace")
+        if name != self.file_field and name not in self.text_fields:
+            raise ValidationFailed.field(name, "is not a known field")
+        if name in self._seen:
+            raise ValidationFailed.field(name, "is sent more than once")
+        encoding = self._headers.get(b"content-transfer-encoding", b"binary").lower()
+        if encoding not in (b"binary", b"7bit", b"8bit"):
+            raise ValidationFailed.field(name, "uses an unsupported Content-Transfer-Encoding")
+        self._seen.add(name)
+        self._part = _Part(name=name, is_file=name == self.file_field)
+        if self._part.is_file:
+            filename = options.get(b"filename")
+            self.filename = filename.decode("utf-8", "replace") if filename is not None else None
+            part_type = self._headers.get(b"content-type")
+            self.content_type = part_type.decode("latin-1") if part_type else None
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        part = self._part
+        if part is None:  # pragma: no cover - the parser announces headers first
+            return
+        if part.is_file:
+            self.file_bytes += end - start
+            if self.file_bytes > self.max_file_bytes:
+                raise self.too_large()
+            self.file_data.append(data[start:end])
+            return
+        if len(part.text) + end - start > self.max_text_bytes:
+            raise ValidationFailed.field(part.name, f"is longer than {self.max_text_bytes} bytes")
+        part.text.extend(data[start:end])
+
+    def _part_end(self) -> None:
+        part, self._part = self._part, None
+        if part is None:  # pragma: no cover
+            return
+        if not part.is_file:
+            try:
+                self.fields[part.name] = part.text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValidationFailed.field(part.name, "is not valid UTF-8") from None
+            return
+        # A browser sends an empty part with filename="" when no file was chosen.
+        self.file_needs_sink = self.file_bytes > 0 or bool(self.filename)
+
+    def _end(self) -> None:
+        self.ended = True
+
+
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _upload_limiter() -> anyio.CapacityLimiter:
+    loop = asyncio.get_running_loop()
+    limiter = _limiters.get(loop)
+    if limiter is None:
+        limiter = _limiters[loop] = anyio.CapacityLimiter(UPLOAD_WORKER_THREADS)
+    return limiter
+
+
+class _FileSink:
+    """One worker thread per file: write to a temp file, hash, and feed the inspector."""
+
+    def __init__(self, temp_dir: Path, inspector: Inspector | None) -> None:
+        self._temp_dir = temp_dir
+        self._inspector = inspector
+        self._send, self._receive = anyio.create_memory_object_stream[bytes](_HANDOFF_QUEUE)
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._hasher = hashlib.sha256()
+        self.path: Path | None = None
+        self.size = 0
+        self.inspection: ArchiveInfo | None = None
+        self.inspection_error: str | None = None
+        self.stopped = False  # the worker quit early; the body need not be read further
+        self._task = asyncio.get_running_loop().create_task(
+            anyio.to_thread.run_sync(self._work, limiter=_upload_limiter())
+        )
+
+    @property
+    def sha256(self) -> str:
+        return self._hasher.hexdigest()
+
+    async def feed(self, pieces: list[bytes]) -> None:
+        self._pending += pieces
+        self._pending_bytes += sum(len(piece) for piece in pieces)
+        if self._pending_bytes >= _HANDOFF_BYTES:
+            await self._flush()
+
+    async def finish(self) -> None:
+        """All bytes are in: let the worker complete, and raise what it raised."""
+        await self._flush()
+        self._send.close()
+        try:
+            await self._task
+        except BaseException:
+            self.remove_file()
+            raise
+
+    async def abort(self) -> None:
+        """The request failed: stop the worker, wait for it, delete the file."""
+        self._send.close()
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await self._task
+        self.remove_file()
+
+    def remove_file(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+    async def _flush(self) -> None:
+        if not self._pending or self.stopped:
+            return
+        chunk = b"".join(self._pending)
+        self._pending, self._pending_bytes = [], 0
+        try:
+            await self._send.send(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.stopped = True
+
+    # Everything below runs in the worker thread.
+
+    def _work(self) -> None:
+        try:
+            fd, name = tempfile.mkstemp(dir=self._temp_dir, prefix="upload-", suffix=".part")
+            self.path = Path(name)
+            with os.fdopen(fd, "wb") as out:
+                reader = _TeeReader(self._next_chunk, out, self._hasher)
+                if self._inspector is not None and not self._inspect(self._inspector, reader):
+                    return
+                reader.drain()
+                self.size = reader.size
+        finally:
+            # Wakes a sender blocked on a full queue when the worker quits early.
+            anyio.from_thread.run_sync(self._receive.close)
+
+    def _inspect(self, inspector: Inspector, reader: _TeeReader) -> bool:
+        try:
+            self.inspection = inspector(reader)
+        except ArchiveError as exc:
+            self.inspection_error = exc.message
+            self.stopped = True
+            return False
+        return True
+
+    def _next_chunk(self) -> bytes | None:
+        try:
+            return anyio.from_thread.run(self._receive.receive)
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return None
+
+
+class _TeeReader:
+    """Blocking read() over the queued chunks; every chunk is written and hashed as it passes."""
+
+    def __init__(
+        self,
+        next_chunk: Callable[[], bytes | None],
+        out: BinaryIO,
+        hasher: hashlib._Hash,
+    ) -> None:
+        self._next_chunk = next_chunk
+        self._out = out
+        self._hasher = hasher
+        self._chunk = b""
+        self._offset = 0
+        self.size = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self._offset >= len(self._chunk) and not self._pull():
+            return b""
+        chunk, start = self._chunk, self._offset
+        if start == 0 and (size < 0 or size >= len(chunk)):
+            self._offset = len(chunk)
+            return chunk  # the whole chunk, without a copy
+        end = len(chunk) if size < 0 else min(len(chunk), start + size)
+        self._offset = end
+        return chunk[start:end]
+
+    def drain(self) -> None:
+        """Consume what the inspector left unread, so the file and hash are complete."""
+        self._offset = len(self._chunk)
+        while self._pull():
+            self._offset = len(self._chunk)
+
+    def _pull(self) -> bool:
+        chunk = self._next_chunk()
+        if chunk is None:
+            return False
+        self._out.write(chunk)
+        self._hasher.update(chunk)
+        self.size += len(chunk)
+        self._chunk, self._offset = chunk, 0
+        return True
