@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, BackgroundTasks, Query, Request, status
 
@@ -11,8 +11,10 @@ from marketplace.db import DbSession
 from marketplace.kit.pagination import LimitParams
 from marketplace.kit.schemas import Envelope
 from marketplace.models import ReviewStatus
-from marketplace.plugins import service
-from marketplace.plugins.lookup import AdminPlugin, find_version
+from marketplace.plugins import service, uploads
+from marketplace.plugins.downloads import download_info
+from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
+from marketplace.plugins.lookup import AdminPlugin, find_plugin, find_version
 from marketplace.plugins.schemas import (
     AdminCreateIn,
     AdminPluginList,
@@ -126,6 +128,16 @@ async def review_version(
     return Envelope(data=version_out(version))
 
 
+@router.get("/versions/{version_id}/download")
+async def download_version(
+    version_id: str, request: Request, _admin: Admin, session: DbSession
+) -> Envelope[dict[str, Any]]:
+    """Download information for any version, pending ones included (reviewers read them)."""
+    version = await find_version(session, version_id)
+    plugin = await find_plugin(session, version.plugin_id)
+    return Envelope(data=await download_info(request, plugin, version))
+
+
 @router.get("")
 async def list_plugins(
     _admin: Admin,
@@ -216,6 +228,23 @@ async def create_version(
         released_by_admin=admin,
     )
     return Envelope(data=version_out(version))
+
+
+@router.post("/{plugin_id}/upload", status_code=status.HTTP_201_CREATED, openapi_extra=PACKAGE_FORM)
+async def upload_version(
+    request: Request, plugin: AdminPlugin, admin: Admin, session: DbSession
+) -> Envelope[VersionOut]:
+    """Upload a version package (multipart: file, version, changelog); approved and current."""
+    version = await uploads.upload_version(request, session, plugin, released_by_admin=admin)
+    return Envelope(data=version_out(version))
+
+
+@router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
+async def upload_icon(
+    request: Request, plugin: AdminPlugin, session: DbSession
+) -> Envelope[PluginOut]:
+    """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB)."""
+    return Envelope(data=plugin_out(await uploads.upload_icon(request, session, plugin)))
 
 
 @router.post("/{plugin_id}/review")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, status
 
 from marketplace.auth.deps import Developer, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.schemas import Envelope
 from marketplace.models import ReviewStatus
-from marketplace.plugins import service
+from marketplace.plugins import service, uploads
+from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
 from marketplace.plugins.lookup import OwnedPlugin, OwnedPluginForWrite
 from marketplace.plugins.schemas import (
     CreateVersionIn,
@@ -99,6 +100,31 @@ async def create_version(
         released_by_admin=None,
     )
     return Envelope(data=version_out(version))
+
+
+@router.post(
+    "/{plugin_id}/upload-version",
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=PACKAGE_FORM,
+)
+async def upload_version(
+    request: Request, plugin: OwnedPluginForWrite, user: VerifiedDeveloper, session: DbSession
+) -> Envelope[VersionOut]:
+    """Upload a .tar.gz package (multipart: file, version, changelog) as a pending version.
+
+    The manifest id must equal the pluginKey and the manifest version the version field.
+    """
+    del user  # the dependency enforces the verified identity
+    version = await uploads.upload_version(request, session, plugin, released_by_admin=None)
+    return Envelope(data=version_out(version))
+
+
+@router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
+async def upload_icon(
+    request: Request, plugin: OwnedPluginForWrite, session: DbSession
+) -> Envelope[PluginOut]:
+    """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB), kept as a data URL."""
+    return Envelope(data=plugin_out(await uploads.upload_icon(request, session, plugin)))
 
 
 @router.delete("/{plugin_id}")

@@ -1,0 +1,156 @@
+"""The upload pipeline, top to bottom: stream → hash + inspect → manifest checks → blob → row.
+
+The request's checks (token, role, ownership) run first in a short transaction that is
+committed before the body is read, so no lock or pooled connection is held while up to
+100 MiB arrive. The blob is stored before the version row commits (DESIGN invariant 3);
+if the row cannot be written, a blob that no row references is deleted again.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.config import Settings
+from marketplace.errors import (
+    IconTooLarge,
+    PackageInvalid,
+    PackageTooLarge,
+    ValidationFailed,
+)
+from marketplace.kit.upload import ReceivedUpload, receive_upload
+from marketplace.media.icons import icon_data_url
+from marketplace.models import Distribution, Plugin, PluginVersion, User
+from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
+from marketplace.plugins import service
+from marketplace.plugins.lookup import find_plugin
+from marketplace.storage.base import PACKAGE_CONTENT_TYPE, blob_key
+
+FILE_REQUIRED = "Plugin package file is required"
+
+
+def upload_dir(settings: Settings) -> Path:
+    path = settings.data_dir / "uploads"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+async def _receive_package(request: Request, settings: Settings) -> ReceivedUpload:
+    limits = ArchiveLimits.for_package(settings.plugin_package_max_bytes)
+    upload = await receive_upload(
+        request,
+        max_file_bytes=settings.plugin_package_max_bytes,
+        too_large=PackageTooLarge,
+        temp_dir=upload_dir(settings),
+        text_fields=("version", "changelog"),
+        inspector=functools.partial(inspect_archive, limits=limits),
+    )
+    if not upload.has_file:
+        upload.cleanup()
+        raise PackageInvalid(FILE_REQUIRED)
+    if upload.inspection_error is not None:
+        upload.cleanup()
+        raise PackageInvalid(upload.inspection_error)
+    return upload
+
+
+@dataclass(frozen=True)
+class Package:
+    path: Path
+    sha256: str
+    size: int
+    archive: ArchiveInfo
+
+
+def _package(upload: ReceivedUpload) -> Package:
+    if upload.file_path is None or upload.sha256 is None or upload.inspection is None:
+        raise PackageInvalid(FILE_REQUIRED)  # unreachable after _receive_package's checks
+    return Package(upload.file_path, upload.sha256, upload.size, upload.inspection)
+
+
+def _required_version(upload: ReceivedUpload) -> str:
+    version = upload.fields.get("version", "").strip()
+    if not version:
+        raise ValidationFailed.field("version", "field required")
+    return version
+
+
+async def upload_version(
+    request: Request,
+    session: AsyncSession,
+    plugin: Plugin,
+    *,
+    released_by_admin: User | None,
+) -> PluginVersion:
+    settings: Settings = request.app.state.settings
+    plugin_id = plugin.id
+    # Release the checks' transaction (and its lock) before the body streams in.
+    await session.commit()
+    async with await _receive_package(request, settings) as upload:
+        package = _package(upload)
+        version = _required_version(upload)
+        manifest = package.archive.manifest
+        plugin = await find_plugin(session, plugin_id, lock=True)
+        await service.check_manifest(session, plugin, manifest, version)
+        if not isinstance(manifest.get("main"), str) or not manifest["main"]:
+            raise PackageInvalid(
+                "manifest.main is empty: a configuration-only plugin is created with "
+                "create-version, not uploaded"
+            )
+        key = blob_key(package.sha256)
+        store = request.app.state.blob_store
+        await store.put_file(
+            key, package.path, content_type=PACKAGE_CONTENT_TYPE, sha256=package.sha256
+        )
+        try:
+            row = await service.add_version(
+                session,
+                plugin,
+                version=version,
+                changelog=upload.fields.get("changelog") or None,
+                manifest=manifest,
+                distribution=Distribution.TARBALL,
+                archive=package.archive,
+                sha256=package.sha256,
+                size=package.size,
+                blob_key=key,
+                released_by_admin=released_by_admin,
+            )
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            await _forget_blob(request, key)
+            raise
+    return row
+
+
+async def _forget_blob(request: Request, key: str) -> None:
+    """Delete a just-stored blob unless another version uses the same bytes."""
+    with anyio.CancelScope(shield=True):
+        async with request.app.state.sessionmaker() as session:
+            if await service.unreferenced(session, [key]):
+                await request.app.state.blob_store.delete(key)
+
+
+async def upload_icon(request: Request, session: AsyncSession, plugin: Plugin) -> Plugin:
+    settings: Settings = request.app.state.settings
+    plugin_id = plugin.id
+    await session.commit()
+    upload = await receive_upload(
+        request,
+        max_file_bytes=settings.icon_max_bytes,
+        too_large=IconTooLarge,
+        temp_dir=upload_dir(settings),
+    )
+    async with upload:
+        if upload.file_path is None:
+            raise ValidationFailed.field("file", "an icon file is required")
+        data = await anyio.Path(upload.file_path).read_bytes()
+    data_url = icon_data_url(data, max_bytes=settings.icon_max_bytes)
+    plugin = await find_plugin(session, plugin_id, lock=True)
+    return await service.set_icon(session, plugin, data_url)
