@@ -38,7 +38,9 @@ class ValidationFailed(AppError):
 
     @classmethod
     def field(cls, field: str, message: str) -> ValidationFailed:
-        return cls(f"{field}: {message}", details={"fields": [{"field": field, "message": message}]})
+        return cls(
+            f"{field}: {message}", details={"fields": [{"field": field, "message": message}]}
+        )
 
 
 class InvalidCategory(AppError):

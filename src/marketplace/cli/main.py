@@ -1,0 +1,31 @@
+"""The `marketplace` console script.
+
+Client commands (publish, publish-batch, login, logout, install) are registered here from
+their modules; the server commands (serve, db, user, storage) come from `cli/server.py`.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from marketplace.cli import batch, install, login, publish
+
+app = typer.Typer(
+    name="marketplace",
+    help="Plugin marketplace: publish plugins, install them, run the service.",
+    no_args_is_help=True,
+    add_completion=False,
+    # Locals would include tokens and passwords.
+    pretty_exceptions_show_locals=False,
+)
+
+
+@app.callback()
+def main() -> None:
+    """Plugin marketplace command-line tool."""
+
+
+login.register(app)
+publish.register(app)
+batch.register(app)
+install.register(app)
