@@ -161,6 +161,9 @@ def unpack_safely(archive: Path, target: Path) -> Path:
             members: list[tarfile.TarInfo] = []
             unpacked = 0
             for member in tar:
+                # The data filter would only strip the slash; the service refuses these.
+                if member.name.startswith(("/", "\\")):
+                    raise CliError("PACKAGE_INVALID", f"absolute path {member.name!r}")
                 members.append(member)
                 unpacked += member.size
                 if len(members) > MAX_MEMBERS:

@@ -29,3 +29,6 @@ login.register(app)
 publish.register(app)
 batch.register(app)
 install.register(app)
+
+if __name__ == "__main__":  # `python -m marketplace.cli.main`, e.g. from end-to-end tests
+    app()

@@ -26,6 +26,7 @@ from marketplace.cli.errors import CliError
 PROTOCOL_VERSION = "2025-06-18"
 CLIENT_INFO = {"name": "marketplace-cli", "version": CLI_VERSION}
 STOP_WAIT_SECONDS = 2.0
+EXIT_GRACE_SECONDS = 1.0
 STDERR_TAIL_LINES = 5
 MAX_TOOL_PAGES = 20
 METHOD_NOT_FOUND = -32601
@@ -145,13 +146,22 @@ class StdioSession:
         tail = " | ".join(line for line in self._stderr if line)
         return McpError(f"{message}; stderr: {tail}" if tail else message)
 
+    def _ended(self, what: str) -> McpError:
+        """The server hung up: say whether it exited (and how), as it is most likely to."""
+        try:
+            code: int | None = self.process.wait(timeout=EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        state = what if code is None else f"exited (code {code})"
+        return self._failure(f"the server {state} before answering")
+
     def send(self, message: dict[str, Any]) -> None:
         stdin = _pipe(self.process.stdin)
         try:
             stdin.write((json.dumps(message) + "\n").encode("utf-8"))
             stdin.flush()
         except OSError as exc:
-            raise self._failure(f"the server closed its input: {exc}") from exc
+            raise self._ended("closed its input") from exc
 
     def receive(self) -> dict[str, Any]:
         remaining = self.deadline - time.monotonic()
@@ -160,9 +170,7 @@ class StdioSession:
         except queue.Empty:
             raise self._failure("no answer from the server before the timeout") from None
         if line is None:
-            code = self.process.poll()
-            state = "closed its output" if code is None else f"exited (code {code})"
-            raise self._failure(f"the server {state} before answering")
+            raise self._ended("closed its output")
         try:
             message = json.loads(line)
         except ValueError:

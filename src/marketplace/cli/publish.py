@@ -137,8 +137,10 @@ class Publisher:
         self.out = out
         self.options = options
 
-    def publish(self, plugin_dir: Path) -> Outcome:
-        manifest = load_checked_manifest(plugin_dir, self.options.version)
+    def publish(self, plugin_dir: Path, manifest: PluginManifest | None = None) -> Outcome:
+        """Publish one folder; `manifest` when the caller already checked it."""
+        if manifest is None:
+            manifest = load_checked_manifest(plugin_dir, self.options.version)
         self._check_category(manifest)
         outcome = Outcome(manifest.id, manifest.version, group=self.group.name)
         remote = self.group.find(manifest.id)
@@ -215,6 +217,8 @@ class Publisher:
             return
         outcome.status = PUBLISHED
         outcome.detail = f"version {manifest.version} ({outcome.distribution})"
+        if not self.group.can_delete:  # the developer group: every version is reviewed
+            outcome.detail += ", waiting for review"
 
     def _create_version(
         self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
@@ -340,7 +344,7 @@ def print_outcome(out: Output, outcome: Outcome) -> None:
         out.out.print(f"sha256  {outcome.sha256}", markup=False)
         return
     labels = {
-        PUBLISHED: "Published",
+        PUBLISHED: "Submitted for review" if outcome.group == "developer" else "Published",
         SKIPPED: "Up to date",
         PLANNED: "Dry run",
     }
@@ -401,12 +405,15 @@ def publish_command(
         if skip_upload:
             outcome = pack_only(plugin_dir, version, output, out)
         else:
+            # Local checks first: a broken manifest is reported without any request.
+            manifest = load_checked_manifest(plugin_dir, version)
             credentials = resolve_credentials(backend, token)
             credentials.require_token()
             options = PublishOptions(version, changelog, direct, False, allow_recreate)
             with runtime.client(credentials.backend, credentials.token) as api:
                 group = open_group(api)
-                outcome = Publisher(group, group.categories(), out, options).publish(plugin_dir)
+                publisher = Publisher(group, group.categories(), out, options)
+                outcome = publisher.publish(plugin_dir, manifest)
     out.result(outcome.to_json(), lambda: print_outcome(out, outcome))
 
 
