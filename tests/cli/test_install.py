@@ -115,7 +115,7 @@ def test_checksum_mismatch_refuses_and_deletes(
     result = invoke(["install", "demo-plugin", "--dir", str(root)])
     assert result.exit_code == 1
     assert "CHECKSUM_MISMATCH" in result.stderr
-    assert list((root / "demo-plugin").iterdir()) == []
+    assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
     assert ("POST", REPORT) not in fake.calls()
 
@@ -210,7 +210,7 @@ def test_missing_required_config_without_a_terminal_names_it_and_installs_nothin
     result = invoke(["install", "demo-plugin", "--dir", str(root)])
     assert result.exit_code == 1
     assert "CONFIG_MISSING: missing required configuration: API_KEY, TENANT" in result.stderr
-    assert list((root / "demo-plugin").iterdir()) == []
+    assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
     assert fake.calls() == [("GET", DOWNLOAD)]
 
@@ -245,7 +245,7 @@ def test_unsafe_archive_members_are_refused(
     assert result.exit_code == 1
     assert "PACKAGE_INVALID" in result.stderr
     assert not (root / "demo-plugin" / "evil.js").exists()
-    assert list((root / "demo-plugin").iterdir()) == []
+    assert not (root / "demo-plugin").exists()
 
 
 def test_member_count_is_capped(
@@ -311,6 +311,29 @@ def test_reinstall_replaces_the_earlier_files(
     assert result.exit_code == 0, result.output
     assert not stale.exists()
     assert (root / "demo-plugin" / "1.0.0" / "index.js").is_file()
+
+
+def test_secret_values_are_masked_wherever_they_are_printed(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    mcp = {
+        "command": "srv",
+        "args": ["--key=${API_KEY}"],
+        "env": {"OTHER_NAME": "${API_KEY}"},
+    }
+    manifest = base_manifest(main="", type="mcp", mcp=mcp, config=CONFIG_ITEMS)
+    serve_manifest(fake, "config_only", manifest)
+    root = tmp_path / "plugins"
+    args = ["install", "demo-plugin", "--dir", str(root), "--config", "API_KEY=very-secret"]
+    human = invoke(args)
+    assert human.exit_code == 0, human.output
+    assert "very-secret" not in human.output
+    as_json = invoke([*args, "--json"])
+    assert "very-secret" not in as_json.output
+    server = stdout_json(as_json)["data"]["mcpServer"]
+    assert server["args"] == ["--key=********"]
+    assert server["env"]["OTHER_NAME"] == "********"
+    assert registry(root)["mcpServers"]["demo-plugin"]["args"] == ["--key=very-secret"]
 
 
 def test_a_failed_report_is_a_warning(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:

@@ -102,6 +102,8 @@ class PluginGroup(ABC):
     name: str
     prefix: str
     upload_path: str
+    # Whether what this group creates waits for an administrator's review.
+    reviewed: bool
 
     def __init__(self, api: ApiClient) -> None:
         self.api = api
@@ -170,6 +172,7 @@ def _category_keys(data: Any, what: str) -> list[str]:
 
 class AdminGroup(PluginGroup):
     name = "admin"
+    reviewed = False
     prefix = "/api/v1/admin/plugins"
     upload_path = "upload"
 
@@ -225,6 +228,7 @@ class AdminGroup(PluginGroup):
 
 class DeveloperGroup(PluginGroup):
     name = "developer"
+    reviewed = True
     prefix = "/api/v1/developer/plugins"
     upload_path = "upload-version"
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -45,6 +45,7 @@ MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024  # when the service does not announce a 
 DEFAULT_MAIN = "index.js"
 DEFAULT_UI_ENTRY = "ui.js"
 MASK = "********"
+MIN_REDACTED_LENGTH = 4  # shorter secrets would mask unrelated text
 
 
 # --- configuration -----------------------------------------------------------------------
@@ -144,11 +145,6 @@ def resolve_config(
             details={"keys": [item.key for item in missing]},
         )
     return values
-
-
-def masked(values: Mapping[str, str], items: list[ConfigItem]) -> dict[str, str]:
-    secret = {item.key for item in items if item.secret}
-    return {key: MASK if key in secret else value for key, value in values.items()}
 
 
 # --- materialising the plugin -------------------------------------------------------------
@@ -293,45 +289,17 @@ def move_into_place(content: Path, target: Path) -> None:
 # --- the flow -----------------------------------------------------------------------------
 
 
-@dataclass
-class InstallResult:
-    plugin_key: str
-    version: str
-    distribution: str
-    path: Path
-    registry: Path
-    config: dict[str, str]
-    server: dict[str, Any] | None
-    auto_connect: bool
-    reported: bool = False
-    report_error: dict[str, Any] | None = None
-    connection: McpServerInfo | None = None
-    connect_error: McpError | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        server = dict(self.server) if self.server is not None else None
-        if server is not None and "env" in server:
-            server["env"] = {k: self.config.get(k, v) for k, v in server["env"].items()}
-        connect: dict[str, Any] | None = None
-        if self.connection is not None:
-            connect = {"ok": True, **self.connection.to_json()}
-        elif self.connect_error is not None:
-            connect = {"ok": False, "error": self.connect_error.to_json()}
-        return {
-            "pluginKey": self.plugin_key,
-            "version": self.version,
-            "distribution": self.distribution,
-            "path": str(self.path),
-            "registry": str(self.registry),
-            "config": self.config,
-            "mcpServer": server,
-            "autoConnect": self.auto_connect,
-            "reported": self.reported,
-            "reportError": self.report_error,
-            "connection": connect,
-            "notes": self.notes,
-        }
+def redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret string in it replaced by a mask, for printing."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, list):
+        return [redact(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {key: redact(item, secrets) for key, item in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -342,6 +310,77 @@ class InstallRequest:
     given: dict[str, str]
 
 
+@dataclass(frozen=True)
+class Unpacked:
+    """A plugin moved into place, with its configuration resolved."""
+
+    distribution: str
+    manifest: dict[str, Any]
+    items: list[ConfigItem]
+    config: dict[str, str]
+    path: Path
+
+
+@dataclass
+class InstallResult:
+    plugin_key: str
+    version: str
+    distribution: str
+    path: Path
+    registry: Path
+    config: dict[str, str]
+    secret_keys: frozenset[str]
+    server: dict[str, Any] | None
+    auto_connect: bool
+    reported: bool = False
+    report_error: dict[str, Any] | None = None
+    connection: McpServerInfo | None = None
+    connect_error: McpError | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Secret values long enough to be looked for inside other text (args, URLs, logs)."""
+        values = (self.config.get(key, "") for key in self.secret_keys)
+        return tuple(value for value in values if len(value) >= MIN_REDACTED_LENGTH)
+
+    def _mask_keys(self, values: Mapping[str, str]) -> dict[str, str]:
+        return {k: MASK if k in self.secret_keys else v for k, v in values.items()}
+
+    def describe_server(self) -> str:
+        if self.server is None:
+            return "no MCP server declared"
+        if self.server["type"] == "stdio":
+            return f"MCP server: stdio, command {self.server['command']}"
+        return f"MCP server: {self.server['type']} {redact(self.server['url'], self.secrets)}"
+
+    def to_json(self) -> dict[str, Any]:
+        connect: dict[str, Any] | None = None
+        if self.connection is not None:
+            connect = {"ok": True, **self.connection.to_json()}
+        elif self.connect_error is not None:
+            connect = {"ok": False, "error": self.connect_error.to_json()}
+        server = dict(self.server) if self.server is not None else None
+        if server is not None and "env" in server:
+            server["env"] = self._mask_keys(server["env"])
+        document = {
+            "pluginKey": self.plugin_key,
+            "version": self.version,
+            "distribution": self.distribution,
+            "path": str(self.path),
+            "registry": str(self.registry),
+            "config": self._mask_keys(self.config),
+            "mcpServer": server,
+            "autoConnect": self.auto_connect,
+            "reported": self.reported,
+            "reportError": self.report_error,
+            "connection": connect,
+            "notes": self.notes,
+        }
+        redacted: dict[str, Any] = redact(document, self.secrets)
+        return redacted
+
+
 def _check_request(request: InstallRequest) -> None:
     problems = check_plugin_key(request.plugin_key, "PLUGIN_KEY")
     if request.version is not None:
@@ -350,16 +389,66 @@ def _check_request(request: InstallRequest) -> None:
         raise CliError("BAD_OPTION", "; ".join(problems))
 
 
-def _registered_server(
-    manifest: Mapping[str, Any], config: Mapping[str, str], target: Path, notes: list[str]
-) -> dict[str, Any] | None:
-    if "mcp" not in manifest:
+def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest) -> Unpacked:
+    """Fetch and prepare in a staging folder; move into place only when all went well."""
+    key = request.plugin_key
+    info = expect_object(
+        api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
+        "download information",
+    )
+    plugin_root = request.root / key
+    plugin_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
+    try:
+        distribution, content = materialise(api, info, staging, out, key)
+        manifest = read_installed_manifest(content, key, request.version)
+        items = config_items(manifest)
+        config = resolve_config(items, request.given, interactive=runtime.is_interactive())
+        target = plugin_root / str(manifest["version"])
+        move_into_place(content, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not any(plugin_root.iterdir()):
+            plugin_root.rmdir()
+    return Unpacked(distribution, manifest, items, config, target)
+
+
+def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] | None:
+    if "mcp" not in unpacked.manifest:
         return None
-    problems = check_mcp_declaration(manifest["mcp"])
+    problems = check_mcp_declaration(unpacked.manifest["mcp"])
     if problems:
         notes.append("MCP declaration not registered: " + "; ".join(problems))
         return None
-    return server_entry(manifest["mcp"], config, target)
+    return server_entry(unpacked.manifest["mcp"], unpacked.config, unpacked.path)
+
+
+def _result(unpacked: Unpacked, request: InstallRequest) -> InstallResult:
+    known = {item.key for item in unpacked.items}
+    notes = [f"unknown configuration key {key!r}" for key in request.given if key not in known]
+    return InstallResult(
+        plugin_key=request.plugin_key,
+        version=str(unpacked.manifest["version"]),
+        distribution=unpacked.distribution,
+        path=unpacked.path,
+        registry=registry_path(request.root),
+        config=unpacked.config,
+        secret_keys=frozenset(item.key for item in unpacked.items if item.secret),
+        server=_registered_server(unpacked, notes),
+        auto_connect=unpacked.manifest.get("autoConnect") is True,
+        notes=notes,
+    )
+
+
+def _registry_plugin(result: InstallResult) -> dict[str, Any]:
+    return {
+        "version": result.version,
+        "path": str(result.path),
+        "distribution": result.distribution,
+        "installedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "config": result.config,
+        "autoConnect": result.auto_connect,
+    }
 
 
 def _report(api: ApiClient, result: InstallResult, out: Output) -> None:
@@ -382,7 +471,7 @@ def _auto_connect(result: InstallResult, runtime: Runtime, out: Output) -> None:
             f"autoConnect skipped: only stdio servers are started ({server['type']})"
         )
         return
-    out.step(f"Connecting to {result.plugin_key}: {server['command']} {' '.join(server['args'])}")
+    out.step(f"Connecting to {result.plugin_key} ({server['command']})")
     try:
         result.connection = probe_stdio(
             server["command"],
@@ -398,86 +487,30 @@ def _auto_connect(result: InstallResult, runtime: Runtime, out: Output) -> None:
 def install(
     api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest
 ) -> InstallResult:
+    """The whole client install flow; McpError of autoConnect is kept in the result."""
     _check_request(request)
-    key = request.plugin_key
-    info = expect_object(
-        api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
-        "download information",
-    )
-    plugin_root = request.root / key
-    plugin_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
-    try:
-        distribution, content = materialise(api, info, staging, out, key)
-        manifest = read_installed_manifest(content, key, request.version)
-        items = config_items(manifest)
-        config = resolve_config(items, request.given, interactive=runtime.is_interactive())
-        target = plugin_root / str(manifest["version"])
-        move_into_place(content, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    notes: list[str] = [
-        f"unknown configuration key {k!r}" for k in request.given if k not in {i.key for i in items}
-    ]
-    server = _registered_server(manifest, config, target, notes)
-    result = InstallResult(
-        key,
-        str(manifest["version"]),
-        distribution,
-        target,
-        registry_path(request.root),
-        masked(config, items),
-        server,
-        manifest.get("autoConnect") is True,
-        notes=notes,
-    )
-    register_plugin(result.registry, key, _registry_plugin(result, config), server)
+    result = _result(_unpack(api, runtime, out, request), request)
+    register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
     _report(api, result, out)
     if result.auto_connect:
         _auto_connect(result, runtime, out)
     return result
 
 
-def _registry_plugin(result: InstallResult, config: Mapping[str, str]) -> dict[str, Any]:
-    return {
-        "version": result.version,
-        "path": str(result.path),
-        "distribution": result.distribution,
-        "installedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "config": dict(config),
-        "autoConnect": result.auto_connect,
-    }
-
-
 def print_install(out: Output, result: InstallResult) -> None:
-    say = out.out.print
-    say(
-        f"Installed {result.plugin_key} {result.version} ({result.distribution}) in {result.path}",
-        markup=False,
-    )
-    server = result.server
-    described = "no MCP server declared"
-    if server is not None:
-        described = f"MCP server: {server['type']} " + (
-            " ".join([server["command"], *server["args"]])
-            if server["type"] == "stdio"
-            else server["url"]
-        )
-    say(f"Registered in {result.registry} ({described})", markup=False)
-    say(
-        "Reported the install." if result.reported else "The install was not reported.",
-        markup=False,
-    )
+    def say(text: str) -> None:
+        out.out.print(redact(text, result.secrets), markup=False)
+
+    say(f"Installed {result.plugin_key} {result.version} ({result.distribution}) in {result.path}")
+    say(f"Registered in {result.registry} ({result.describe_server()})")
+    say("Reported the install." if result.reported else "The install was not reported.")
     for note in result.notes:
-        say(f"Note: {note}", markup=False)
+        say(f"Note: {note}")
     if result.connection is not None:
         info = result.connection
         names = ", ".join(tool.name for tool in info.tools) or "none"
-        say(
-            f"Connected to {info.name} {info.version or ''}".rstrip()
-            + f": {len(info.tools)} tools ({names})",
-            markup=False,
-        )
+        title = f"{info.name} {info.version or ''}".rstrip()
+        say(f"Connected to {title}: {len(info.tools)} tools ({names})")
 
 
 def install_command(
@@ -520,15 +553,19 @@ def install_command(
     if result.connect_error is None:
         out.result(result.to_json(), lambda: print_install(out, result))
         return
-    error = result.connect_error
-    if json_output:
-        out.emit_json({"success": False, "data": result.to_json(), "error": error.to_json()})
+    report_connect_failure(out, result, result.connect_error)
+
+
+def report_connect_failure(out: Output, result: InstallResult, error: McpError) -> NoReturn:
+    """autoConnect failed: show the install as done, then the error; exit 1."""
+    if out.json_mode:
+        document = {"success": False, "data": result.to_json(), "error": error.to_json()}
+        out.emit_json(redact(document, result.secrets))
     else:
         print_install(out, result)
+    message = redact(error.headline(), result.secrets)
     out.err.print(
-        f"error: {error.headline()} (the plugin stays installed and registered)",
-        style="red",
-        markup=False,
+        f"error: {message} (the plugin stays installed and registered)", style="red", markup=False
     )
     raise typer.Exit(1)
 

@@ -114,12 +114,11 @@ def inline_manifest(plugin_dir: Path, manifest: PluginManifest) -> dict[str, Any
 
 
 def format_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB"):
-        if value < 1024 or unit == "MiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} MiB"
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 class Publisher:
@@ -172,17 +171,17 @@ class Publisher:
         if remote.type is None or remote.type == manifest.type:
             return None
         change = f"type {remote.type} -> {manifest.type}"
-        if not self.options.recreate_on_type_change:
-            raise CliError(
-                "PLUGIN_TYPE_CHANGED",
-                f"{change}: a plugin's type cannot change in place; "
-                "pass --allow-recreate to delete and recreate it",
-            )
         if not self.group.can_delete:
             raise CliError(
                 "PLUGIN_TYPE_CHANGED",
                 f"{change}: a plugin's type cannot change in place, and only an "
                 "administrator can delete and recreate it",
+            )
+        if not self.options.recreate_on_type_change:
+            raise CliError(
+                "PLUGIN_TYPE_CHANGED",
+                f"{change}: a plugin's type cannot change in place; "
+                "pass --allow-recreate to delete and recreate it",
             )
         return change
 
@@ -217,7 +216,7 @@ class Publisher:
             return
         outcome.status = PUBLISHED
         outcome.detail = f"version {manifest.version} ({outcome.distribution})"
-        if not self.group.can_delete:  # the developer group: every version is reviewed
+        if self.group.reviewed:
             outcome.detail += ", waiting for review"
 
     def _create_version(
