@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from marketplace.cli.pack import PackError, collect, pack, sha256_file
+from marketplace.cli.pack import PackError, collect, pack, sha256_file, total_size
 
 from .conftest import Invoke, make_plugin, stdout_json
 from .fake_api import FakeApi
@@ -125,6 +125,16 @@ def test_symlink_inside_the_folder_is_packed_as_a_file(tmp_path: Path) -> None:
     (directory / "alias.js").symlink_to(directory / "index.js")
     result = pack(directory, tmp_path / "p.tar.gz")
     assert read_member(result.path, "alias.js") == (directory / "index.js").read_bytes()
+
+
+def test_pack_reports_progress_in_bytes_read(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={"big.bin": b"x" * 300_000})
+    entries = collect(directory)
+    seen: list[int] = []
+    pack(directory, tmp_path / "p.tar.gz", entries=entries, on_progress=seen.append)
+    assert seen == sorted(seen)
+    assert seen[-1] == total_size(entries)
+    assert len(seen) > len(entries)  # large files report more than once
 
 
 def test_failed_pack_leaves_no_partial_file(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from marketplace.cli.errors import CliError
 from marketplace.cli.manifest_check import MANIFEST_FILE
@@ -113,22 +114,38 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _CountingReader:
+    """Reports the running byte count while tarfile reads a member's content."""
+
+    def __init__(
+        self, source: BinaryIO, counter: list[int], on_progress: Callable[[int], None]
+    ) -> None:
+        self._source = source
+        self._counter = counter
+        self._on_progress = on_progress
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._source.read(size)
+        self._counter[0] += len(chunk)
+        self._on_progress(self._counter[0])
+        return chunk
+
+
 def _write_archive(
     handle: tarfile.TarFile,
     entries: list[PackEntry],
     manifest_override: bytes | None,
     on_progress: Callable[[int], None],
 ) -> None:
-    done = 0
+    counter = [0]
     for entry in entries:
         if entry.arcname == MANIFEST_FILE and manifest_override is not None:
             info = _tarinfo(entry.arcname, len(manifest_override), False)
             handle.addfile(info, io.BytesIO(manifest_override))
-        else:
-            with entry.path.open("rb") as source:
-                handle.addfile(_tarinfo(entry.arcname, entry.size, entry.executable), source)
-        done += entry.size
-        on_progress(done)
+            continue
+        with entry.path.open("rb") as source:
+            reader = _CountingReader(source, counter, on_progress)
+            handle.addfile(_tarinfo(entry.arcname, entry.size, entry.executable), reader)
 
 
 def total_size(entries: list[PackEntry]) -> int:

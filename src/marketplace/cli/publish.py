@@ -347,10 +347,9 @@ def print_outcome(out: Output, outcome: Outcome) -> None:
         SKIPPED: "Up to date",
         PLANNED: "Dry run",
     }
-    out.out.print(f"{labels.get(outcome.status, outcome.status)}: {title}", markup=False)
-    out.out.print(f"  {outcome.detail}", markup=False)
-    for action in outcome.actions:
-        out.out.print(f"  - {action}", markup=False)
+    # The actions were printed on stderr as they happened.
+    label = labels.get(outcome.status, outcome.status)
+    out.out.print(f"{label}: {title}: {outcome.detail}", markup=False)
 
 
 PluginDirArgument = Annotated[
