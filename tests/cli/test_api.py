@@ -9,7 +9,7 @@ import pytest
 from marketplace.cli.api import ApiClient, ApiError
 from marketplace.cli.errors import CliError
 
-from .fake_api import FakeApi, error
+from .fake_api import FakeApi, envelope, error
 
 BACKEND = "http://market.test"
 
@@ -97,3 +97,32 @@ def test_download_error_status_is_an_api_error(fake: FakeApi) -> None:
     with client(fake) as api, pytest.raises(ApiError) as caught:
         api.download("/expired", io.BytesIO(), max_bytes=10, on_progress=lambda _n: None)
     assert caught.value.code == "FORBIDDEN"
+
+
+def test_rate_limited_requests_wait_and_repeat(fake: FakeApi) -> None:
+    limited = error(429, "RATE_LIMIT_EXCEEDED", "Too many requests")
+    limited.headers["Retry-After"] = "2"
+    fake.on("POST", "/x", limited, limited, envelope({"done": True}))
+    waits: list[float] = []
+    with ApiClient(BACKEND, "tok", transport=fake.transport, sleep=waits.append) as api:
+        assert api.post("/x", json={"a": 1}) == {"done": True}
+    assert waits == [2.0, 2.0]
+    assert [r.json for r in fake.requests] == [{"a": 1}] * 3
+
+
+def test_rate_limit_gives_up_after_the_retries_or_a_long_wait(fake: FakeApi) -> None:
+    limited = error(429, "RATE_LIMIT_EXCEEDED", "Too many requests")
+    fake.on("GET", "/x", limited)
+    waits: list[float] = []
+    with ApiClient(BACKEND, "tok", transport=fake.transport, sleep=waits.append) as api:
+        with pytest.raises(ApiError) as caught:
+            api.get("/x")
+    assert caught.value.code == "RATE_LIMIT_EXCEEDED"
+    assert waits == [1.0, 1.0, 1.0]
+    long_wait = error(429, "RATE_LIMIT_EXCEEDED", "Too many requests")
+    long_wait.headers["Retry-After"] = "3600"
+    fake.on("GET", "/y", long_wait)
+    with ApiClient(BACKEND, "tok", transport=fake.transport, sleep=waits.append) as api:
+        with pytest.raises(ApiError):
+            api.get("/y")
+    assert len(waits) == 3

@@ -299,6 +299,13 @@ def test_explicit_version_is_requested_and_checked(
     assert "asked for 2.0.0, the package is 1.0.0" in result.stderr
 
 
+def test_version_latest_is_the_default(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    serve_tarball(fake, package())
+    result = invoke(["install", "demo-plugin", "--version", "latest", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert fake.calls()[0] == ("GET", DOWNLOAD)
+
+
 def test_reinstall_replaces_the_earlier_files(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:

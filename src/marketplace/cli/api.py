@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import IO, Any
@@ -31,6 +32,9 @@ USER_AGENT = f"marketplace-cli/{CLI_VERSION}"
 # Uploads and downloads can be large: the read/write timeouts apply per chunk, not in total.
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 DOWNLOAD_CHUNK = 64 * 1024
+# 429 RATE_LIMIT_EXCEEDED carries Retry-After (seconds): a batch waits rather than fails.
+RATE_LIMIT_RETRIES = 3
+MAX_RETRY_AFTER_SECONDS = 60.0
 
 FormFiles = Mapping[str, tuple[str, IO[bytes], str]]
 
@@ -81,6 +85,19 @@ def unwrap(response: httpx.Response) -> Any:
     raise ApiError(status, f"HTTP_{status}", response.reason_phrase or "request failed")
 
 
+def retry_delay(response: httpx.Response) -> float | None:
+    """Seconds to wait before repeating a rate-limited request; None when not rate-limited."""
+    if response.status_code != 429:
+        return None
+    try:
+        seconds = float(response.headers.get("Retry-After", "1"))
+    except ValueError:  # an HTTP date: not sent by this service
+        seconds = 1.0
+    if not 0 <= seconds <= MAX_RETRY_AFTER_SECONDS:
+        return None
+    return seconds
+
+
 def _network_error(exc: httpx.TransportError, url: str) -> ApiError:
     reason = str(exc) or type(exc).__name__
     return ApiError(0, "NETWORK_ERROR", f"cannot reach {url}: {reason}")
@@ -96,7 +113,9 @@ class ApiClient:
         *,
         transport: httpx.BaseTransport | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self._sleep = sleep
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -138,12 +157,17 @@ class ApiClient:
         data: Mapping[str, str] | None = None,
         files: FormFiles | None = None,
     ) -> Any:
-        try:
-            response = self._http.request(
-                method, path, params=params, json=json, data=data, files=files
-            )
-        except httpx.TransportError as exc:
-            raise _network_error(exc, self.backend) from exc
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            try:
+                response = self._http.request(
+                    method, path, params=params, json=json, data=data, files=files
+                )
+            except httpx.TransportError as exc:
+                raise _network_error(exc, self.backend) from exc
+            delay = retry_delay(response)
+            if delay is None or attempt == RATE_LIMIT_RETRIES:
+                break
+            self._sleep(delay)
         return unwrap(response)
 
     def get(self, path: str, *, params: Mapping[str, str | int] | None = None) -> Any:

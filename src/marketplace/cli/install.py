@@ -542,7 +542,7 @@ def install_command(
     with reporting_errors(out):
         request = InstallRequest(
             plugin_key,
-            version,
+            None if version == "latest" else version,
             (directory or plugins_dir()).resolve(),
             parse_config_args(config or []),
         )
