@@ -1,0 +1,1 @@
+"""Command-line tools: publishing, installing and (added by the server modules) operating."""

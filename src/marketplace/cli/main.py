@@ -1,16 +1,35 @@
-"""The `marketplace` console script."""
+"""The `marketplace` console script.
+
+Client commands (publish, publish-batch, login, logout, install) are registered here from
+their modules; the server commands (serve, db, user, storage) come from `cli/server.py`.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from marketplace.cli import server
+from marketplace.cli import batch, install, login, publish, server
 
 app = typer.Typer(
     name="marketplace",
-    help="Plugin and scenario marketplace: server, publishing tool and install client.",
+    help="Plugin marketplace: publish plugins, install them, run the service.",
     no_args_is_help=True,
+    add_completion=False,
+    # Locals would include tokens and passwords.
+    pretty_exceptions_show_locals=False,
 )
-app.command("serve")(server.serve)
-app.add_typer(server.db_app, name="db")
-app.add_typer(server.user_app, name="user")
+
+
+@app.callback()
+def main() -> None:
+    """Plugin marketplace command-line tool."""
+
+
+login.register(app)
+publish.register(app)
+batch.register(app)
+install.register(app)
+server.register(app)
+
+if __name__ == "__main__":  # `python -m marketplace.cli.main`, e.g. from end-to-end tests
+    app()

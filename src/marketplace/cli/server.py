@@ -12,6 +12,14 @@ from marketplace.models import Role
 
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 user_app = typer.Typer(help="Account administration.", no_args_is_help=True)
+storage_app = typer.Typer(help="Blob storage maintenance.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.add_typer(db_app, name="db")
+    app.add_typer(user_app, name="user")
+    app.add_typer(storage_app, name="storage")
 
 
 def serve(
@@ -101,4 +109,38 @@ async def _create_user(email: str, password: str, name: str, role: Role, verifie
             await session.commit()
             return user.id
     finally:
+        await engine.dispose()
+
+
+@storage_app.command("gc")
+def storage_gc(
+    min_age: Annotated[
+        int, typer.Option(help="Keep blobs younger than this many seconds (uploads in flight).")
+    ] = 3600,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List, delete nothing.")] = False,
+) -> None:
+    """Remove blobs that no version or scenario references any more."""
+    removed = asyncio.run(_storage_gc(min_age, dry_run))
+    verb = "would remove" if dry_run else "removed"
+    typer.echo(f"{verb} {len(removed)} blob(s)")
+    for key in removed:
+        typer.echo(f"  {key}")
+
+
+async def _storage_gc(min_age: int, dry_run: bool) -> list[str]:
+    from marketplace.db import make_engine, make_sessionmaker
+    from marketplace.storage.factory import make_blob_store
+    from marketplace.storage.gc import collect_garbage
+    from marketplace.storage.references import referenced_blob_keys
+
+    settings = get_settings()
+    engine = make_engine(settings.database_url, pool_size=0)
+    store = make_blob_store(settings)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            # Read references just before collecting; young blobs are kept regardless.
+            referenced = await referenced_blob_keys(session)
+        return await collect_garbage(store, referenced, min_age_seconds=min_age, dry_run=dry_run)
+    finally:
+        await store.aclose()
         await engine.dispose()

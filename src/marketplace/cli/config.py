@@ -1,0 +1,157 @@
+"""Where the tool keeps its files, which backend it talks to and with which token.
+
+Resolution order: `--backend` / `MARKETPLACE_BACKEND`, then the backend of the last
+`marketplace login`, then http://127.0.0.1:8000. `--token` / `MARKETPLACE_TOKEN`, then the
+token stored for that backend by `marketplace login`. Tokens are stored per backend, so a
+token is never sent to a server it was not issued by.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from marketplace.cli.errors import CliError
+
+DEFAULT_BACKEND = "http://127.0.0.1:8000"
+CREDENTIALS_FILE = "credentials.json"
+
+
+def config_dir() -> Path:
+    """$MARKETPLACE_CONFIG_DIR, else $XDG_CONFIG_HOME/marketplace, else ~/.config/marketplace."""
+    override = os.environ.get("MARKETPLACE_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    return _xdg_base("XDG_CONFIG_HOME", Path(".config")) / "marketplace"
+
+
+def plugins_dir() -> Path:
+    """Default install folder: `$MARKETPLACE_PLUGINS_DIR`, else the XDG data folder."""
+    override = os.environ.get("MARKETPLACE_PLUGINS_DIR")
+    if override:
+        return Path(override).expanduser()
+    return _xdg_base("XDG_DATA_HOME", Path(".local/share")) / "marketplace" / "plugins"
+
+
+def _xdg_base(variable: str, fallback: Path) -> Path:
+    value = os.environ.get(variable)
+    # The XDG specification says relative values are to be ignored.
+    if value and Path(value).is_absolute():
+        return Path(value)
+    return Path.home() / fallback
+
+
+def normalize_backend(url: str) -> str:
+    cleaned = url.strip().rstrip("/")
+    try:
+        parsed = httpx.URL(cleaned)
+    except httpx.InvalidURL as exc:
+        raise CliError("BAD_BACKEND", f"invalid backend URL {url!r}: {exc}") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise CliError("BAD_BACKEND", f"backend must be an http(s) URL, got {url!r}")
+    return cleaned
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (0600), atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # mkstemp creates the file with mode 0600 from the start.
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        temp.chmod(0o600)
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+class CredentialStore:
+    """credentials.json: `{"default": url, "backends": {url: {token, email, savedAt}}}`."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else config_dir() / CREDENTIALS_FILE
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            document = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"default": None, "backends": {}}
+        except (OSError, ValueError) as exc:
+            raise CliError("CONFIG_UNREADABLE", f"cannot read {self.path}: {exc}") from exc
+        if not isinstance(document, dict) or not isinstance(document.get("backends"), dict):
+            raise CliError("CONFIG_UNREADABLE", f"{self.path} is not a credentials file")
+        return document
+
+    def default_backend(self) -> str | None:
+        value = self._load().get("default")
+        return value if isinstance(value, str) else None
+
+    def token_for(self, backend: str) -> str | None:
+        entry = self._load()["backends"].get(backend)
+        if isinstance(entry, dict) and isinstance(entry.get("token"), str):
+            token: str = entry["token"]
+            return token
+        return None
+
+    def save(self, backend: str, token: str, email: str) -> None:
+        document = self._load()
+        document["default"] = backend
+        document["backends"][backend] = {
+            "token": token,
+            "email": email,
+            "savedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+    def remove(self, backend: str) -> bool:
+        document = self._load()
+        if backend not in document["backends"]:
+            return False
+        del document["backends"][backend]
+        if document.get("default") == backend:
+            document["default"] = None
+        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        return True
+
+
+@dataclass(frozen=True)
+class Credentials:
+    backend: str
+    token: str | None
+
+    def require_token(self) -> str:
+        if not self.token:
+            raise CliError(
+                "NOT_LOGGED_IN",
+                f"no token for {self.backend}: run `marketplace login`, "
+                "or pass --token / set MARKETPLACE_TOKEN",
+            )
+        return self.token
+
+
+def resolve_backend(backend: str | None, store: CredentialStore | None = None) -> str:
+    if backend:
+        return normalize_backend(backend)
+    stored = (store or CredentialStore()).default_backend()
+    return normalize_backend(stored or DEFAULT_BACKEND)
+
+
+def resolve_credentials(
+    backend: str | None, token: str | None, store: CredentialStore | None = None
+) -> Credentials:
+    """Backend and token from options/environment (already merged by Typer), else the store."""
+    store = store or CredentialStore()
+    resolved = resolve_backend(backend, store)
+    if token:
+        return Credentials(resolved, token)
+    return Credentials(resolved, store.token_for(resolved))

@@ -1,0 +1,50 @@
+"""Errors the command-line tool reports: a stable code and a one-line message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CliError(Exception):
+    """A failure shown to the user as `CODE: message` and a non-zero exit."""
+
+    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details: dict[str, Any] = details or {}
+
+    def headline(self) -> str:
+        """The first line of the error as printed."""
+        return f"{self.code}: {self.message}"
+
+    def one_line(self) -> str:
+        """The whole error on one line (used in summaries)."""
+        return self.headline()
+
+    def extra_lines(self) -> list[str]:
+        """Further lines printed under the one-line message (e.g. every manifest problem)."""
+        return []
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class ManifestInvalid(CliError):
+    """manifest.json has problems; all of them are listed at once."""
+
+    def __init__(self, problems: list[str]) -> None:
+        count = len(problems)
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(
+            "MANIFEST_INVALID",
+            f"manifest.json has {count} {noun}",
+            details={"problems": problems},
+        )
+        self.problems = problems
+
+    def one_line(self) -> str:
+        return f"{self.headline()}: " + "; ".join(self.problems)
+
+    def extra_lines(self) -> list[str]:
+        return [f"  - {problem}" for problem in self.problems]

@@ -1,0 +1,574 @@
+"""`marketplace install PLUGIN_KEY`: the seed's client install flow (4.4) as a reference client.
+
+Download information → (tarball: download, verify SHA256, unpack safely | config only:
+write the manifest | inline: restore the code files) → read manifest.json → ask for
+required configuration → move into `<dir>/<pluginKey>/<version>` → register in
+`<dir>/registry.json` → report the install → connect when the manifest says autoConnect.
+Everything is prepared in a staging folder that is removed whatever happens, so a failure
+(checksum, missing configuration, ...) leaves no half-installed plugin behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from marketplace.cli.api import ApiClient, ApiError, expect_object, expect_str
+from marketplace.cli.config import plugins_dir, resolve_credentials
+from marketplace.cli.context import Runtime, get_runtime
+from marketplace.cli.errors import CliError
+from marketplace.cli.manifest_check import (
+    MANIFEST_FILE,
+    check_mcp_declaration,
+    check_plugin_key,
+    check_version,
+    safe_relative,
+    ui_entry,
+)
+from marketplace.cli.mcp_client import McpError, McpServerInfo, probe_stdio
+from marketplace.cli.options import BackendOption, JsonOption, TokenOption
+from marketplace.cli.output import Output, reporting_errors
+from marketplace.cli.registry import register_plugin, registry_path, server_entry
+
+MAX_MEMBERS = 10_000
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024  # when the service does not announce a size
+DEFAULT_MAIN = "index.js"
+DEFAULT_UI_ENTRY = "ui.js"
+MASK = "********"
+MIN_REDACTED_LENGTH = 4  # shorter secrets would mask unrelated text
+
+
+# --- configuration -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigItem:
+    key: str
+    label: str | None = None
+    description: str | None = None
+    required: bool = False
+    secret: bool = False
+    default: str | None = None
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def config_items(manifest: Mapping[str, Any]) -> list[ConfigItem]:
+    """The manifest's `config` items (malformed entries are ignored)."""
+    items = manifest.get("config")
+    if not isinstance(items, list):
+        return []
+    found: list[ConfigItem] = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            continue
+        found.append(
+            ConfigItem(
+                key=item["key"],
+                label=item.get("label") if isinstance(item.get("label"), str) else None,
+                description=_as_text(item.get("description")),
+                required=item.get("required") is True,
+                secret=item.get("secret") is True,
+                default=_as_text(item.get("default")),
+            )
+        )
+    return found
+
+
+def parse_config_args(values: list[str]) -> dict[str, str]:
+    """`--config KEY=VALUE` options as a dict (the value may itself contain '=')."""
+    given: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key.strip():
+            raise CliError("BAD_OPTION", f"--config expects KEY=VALUE, got {value!r}")
+        given[key.strip()] = rest
+    return given
+
+
+def prompt_item(item: ConfigItem) -> str:
+    text = item.label or item.key
+    if item.description:
+        text = f"{text} ({item.description})"
+    value: str = typer.prompt(
+        text,
+        default=item.default,
+        hide_input=item.secret,
+        show_default=not item.secret,
+    )
+    return value
+
+
+def resolve_config(
+    items: list[ConfigItem],
+    given: Mapping[str, str],
+    *,
+    interactive: bool,
+    ask: Callable[[ConfigItem], str] = prompt_item,
+) -> dict[str, str]:
+    """Values for the configuration: given ones, then defaults, then asked (required only).
+
+    Without a terminal a missing required item is an error naming every missing key.
+    """
+    values = dict(given)
+    missing: list[ConfigItem] = []
+    for item in items:
+        if item.key in values:
+            continue
+        if item.required and interactive:
+            values[item.key] = ask(item)
+        elif item.default is not None:
+            values[item.key] = item.default
+        elif item.required:
+            missing.append(item)
+    if missing:
+        keys = ", ".join(item.key for item in missing)
+        raise CliError(
+            "CONFIG_MISSING",
+            f"missing required configuration: {keys} (pass --config KEY=VALUE)",
+            details={"keys": [item.key for item in missing]},
+        )
+    return values
+
+
+# --- materialising the plugin -------------------------------------------------------------
+
+
+def unpack_safely(archive: Path, target: Path) -> Path:
+    """Extract with the `data` filter and caps; return the folder holding manifest.json."""
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members: list[tarfile.TarInfo] = []
+            unpacked = 0
+            for member in tar:
+                # The data filter would only strip the slash; the service refuses these.
+                if member.name.startswith(("/", "\\")):
+                    raise CliError("PACKAGE_INVALID", f"absolute path {member.name!r}")
+                members.append(member)
+                unpacked += member.size
+                if len(members) > MAX_MEMBERS:
+                    raise CliError("PACKAGE_INVALID", f"more than {MAX_MEMBERS} members")
+                if unpacked > MAX_UNPACKED_BYTES:
+                    raise CliError("PACKAGE_INVALID", "unpacked size is over 1 GiB")
+            tar.extractall(target, members=members, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise CliError("PACKAGE_INVALID", f"cannot unpack the package: {exc}") from exc
+    return content_root(target)
+
+
+def content_root(folder: Path) -> Path:
+    """`folder`, or its only subfolder when the package wraps everything in one folder."""
+    if (folder / MANIFEST_FILE).is_file():
+        return folder
+    children = list(folder.iterdir())
+    if len(children) == 1 and children[0].is_dir() and (children[0] / MANIFEST_FILE).is_file():
+        return children[0]
+    raise CliError("PACKAGE_INVALID", "the package has no manifest.json")
+
+
+def download_tarball(
+    api: ApiClient, info: Mapping[str, Any], staging: Path, out: Output, label: str
+) -> Path:
+    """Download to the staging folder, verify the SHA256, unpack; return the content root."""
+    url = expect_str(info, "url", "download information")
+    expected = expect_str(info, "sha256", "download information").lower()
+    size = info.get("size")
+    limit = size if isinstance(size, int) and size >= 0 else MAX_DOWNLOAD_BYTES
+    archive = staging / "package.tar.gz"
+    with archive.open("wb") as sink, out.progress(f"Downloading {label}", limit) as progress:
+        actual, _received = api.download(url, sink, max_bytes=limit, on_progress=progress)
+    if actual != expected:
+        archive.unlink()
+        raise CliError(
+            "CHECKSUM_MISMATCH",
+            f"SHA256 of the download is {actual}, the service announced {expected}; "
+            "the download was deleted",
+        )
+    content = unpack_safely(archive, staging / "content")
+    archive.unlink()
+    return content
+
+
+def _write_text(folder: Path, name: str, text: str) -> None:
+    if not safe_relative(name) or name == MANIFEST_FILE:
+        raise CliError("PACKAGE_INVALID", f"refusing to write {name!r}")
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
+    text = json.dumps(manifest, ensure_ascii=False, indent=2) + "\n"
+    (folder / MANIFEST_FILE).write_text(text, encoding="utf-8")
+
+
+def restore_inline(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Write the code carried in the manifest back to files; keep the manifest without it."""
+    main = manifest.get("main")
+    entry = ui_entry(manifest)
+    code = manifest.get("inlineCode")
+    ui_code = manifest.get("inlineUiCode")
+    if isinstance(code, str):
+        _write_text(folder, main if isinstance(main, str) and main else DEFAULT_MAIN, code)
+    if isinstance(ui_code, str):
+        _write_text(
+            folder, entry if isinstance(entry, str) and entry else DEFAULT_UI_ENTRY, ui_code
+        )
+    write_manifest(
+        folder, {k: v for k, v in manifest.items() if k not in ("inlineCode", "inlineUiCode")}
+    )
+
+
+def materialise(
+    api: ApiClient, info: Mapping[str, Any], staging: Path, out: Output, label: str
+) -> tuple[str, Path]:
+    """Put the plugin's files in the staging folder; return (distribution, content root)."""
+    distribution = info.get("distribution")
+    if distribution is None:
+        distribution = "config_only" if info.get("configOnly") else "tarball"
+    if distribution == "tarball":
+        return "tarball", download_tarball(api, info, staging, out, label)
+    manifest = expect_object(info.get("manifest"), "download information manifest")
+    content = staging / "content"
+    content.mkdir()
+    if distribution == "config_only":
+        write_manifest(content, manifest)
+    elif distribution == "inline":
+        restore_inline(content, manifest)
+    else:
+        raise CliError("BAD_RESPONSE", f"unknown distribution {distribution!r}")
+    return str(distribution), content
+
+
+def read_installed_manifest(
+    content: Path, plugin_key: str, requested: str | None
+) -> dict[str, Any]:
+    try:
+        manifest = json.loads((content / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CliError("PACKAGE_INVALID", f"manifest.json is not readable JSON: {exc}") from exc
+    if not isinstance(manifest, dict):
+        raise CliError("PACKAGE_INVALID", "manifest.json is not a JSON object")
+    if manifest.get("id") != plugin_key:
+        raise CliError(
+            "PACKAGE_INVALID", f"manifest id {manifest.get('id')!r} is not {plugin_key!r}"
+        )
+    problems = check_version(manifest.get("version"))
+    if problems:
+        raise CliError("PACKAGE_INVALID", f"manifest {problems[0]}")
+    if requested is not None and manifest["version"] != requested:
+        raise CliError(
+            "PACKAGE_INVALID", f"asked for {requested}, the package is {manifest['version']}"
+        )
+    return manifest
+
+
+def move_into_place(content: Path, target: Path) -> None:
+    """Replace any earlier install of the same version."""
+    if target.exists():
+        shutil.rmtree(target)
+    content.rename(target)
+
+
+# --- the flow -----------------------------------------------------------------------------
+
+
+def redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret string in it replaced by a mask, for printing."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, list):
+        return [redact(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {key: redact(item, secrets) for key, item in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    plugin_key: str
+    version: str | None
+    root: Path
+    given: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """A plugin moved into place, with its configuration resolved."""
+
+    distribution: str
+    manifest: dict[str, Any]
+    items: list[ConfigItem]
+    config: dict[str, str]
+    path: Path
+
+
+@dataclass
+class InstallResult:
+    plugin_key: str
+    version: str
+    distribution: str
+    path: Path
+    registry: Path
+    config: dict[str, str]
+    secret_keys: frozenset[str]
+    server: dict[str, Any] | None
+    auto_connect: bool
+    reported: bool = False
+    report_error: dict[str, Any] | None = None
+    connection: McpServerInfo | None = None
+    connect_error: McpError | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Secret values long enough to be looked for inside other text (args, URLs, logs)."""
+        values = (self.config.get(key, "") for key in self.secret_keys)
+        return tuple(value for value in values if len(value) >= MIN_REDACTED_LENGTH)
+
+    def _mask_keys(self, values: Mapping[str, str]) -> dict[str, str]:
+        return {k: MASK if k in self.secret_keys else v for k, v in values.items()}
+
+    def describe_server(self) -> str:
+        if self.server is None:
+            return "no MCP server declared"
+        if self.server["type"] == "stdio":
+            return f"MCP server: stdio, command {self.server['command']}"
+        return f"MCP server: {self.server['type']} {redact(self.server['url'], self.secrets)}"
+
+    def to_json(self) -> dict[str, Any]:
+        connect: dict[str, Any] | None = None
+        if self.connection is not None:
+            connect = {"ok": True, **self.connection.to_json()}
+        elif self.connect_error is not None:
+            connect = {"ok": False, "error": self.connect_error.to_json()}
+        server = dict(self.server) if self.server is not None else None
+        if server is not None and "env" in server:
+            server["env"] = self._mask_keys(server["env"])
+        document = {
+            "pluginKey": self.plugin_key,
+            "version": self.version,
+            "distribution": self.distribution,
+            "path": str(self.path),
+            "registry": str(self.registry),
+            "config": self._mask_keys(self.config),
+            "mcpServer": server,
+            "autoConnect": self.auto_connect,
+            "reported": self.reported,
+            "reportError": self.report_error,
+            "connection": connect,
+            "notes": self.notes,
+        }
+        redacted: dict[str, Any] = redact(document, self.secrets)
+        return redacted
+
+
+def _check_request(request: InstallRequest) -> None:
+    problems = check_plugin_key(request.plugin_key, "PLUGIN_KEY")
+    if request.version is not None:
+        problems += check_version(request.version, "--version")
+    if problems:
+        raise CliError("BAD_OPTION", "; ".join(problems))
+
+
+def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest) -> Unpacked:
+    """Fetch and prepare in a staging folder; move into place only when all went well."""
+    key = request.plugin_key
+    info = expect_object(
+        api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
+        "download information",
+    )
+    plugin_root = request.root / key
+    plugin_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
+    try:
+        distribution, content = materialise(api, info, staging, out, key)
+        manifest = read_installed_manifest(content, key, request.version)
+        items = config_items(manifest)
+        config = resolve_config(items, request.given, interactive=runtime.is_interactive())
+        target = plugin_root / str(manifest["version"])
+        move_into_place(content, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not any(plugin_root.iterdir()):
+            plugin_root.rmdir()
+    return Unpacked(distribution, manifest, items, config, target)
+
+
+def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] | None:
+    if "mcp" not in unpacked.manifest:
+        return None
+    problems = check_mcp_declaration(unpacked.manifest["mcp"])
+    if problems:
+        notes.append("MCP declaration not registered: " + "; ".join(problems))
+        return None
+    return server_entry(unpacked.manifest["mcp"], unpacked.config, unpacked.path)
+
+
+def _result(unpacked: Unpacked, request: InstallRequest) -> InstallResult:
+    known = {item.key for item in unpacked.items}
+    notes = [f"unknown configuration key {key!r}" for key in request.given if key not in known]
+    return InstallResult(
+        plugin_key=request.plugin_key,
+        version=str(unpacked.manifest["version"]),
+        distribution=unpacked.distribution,
+        path=unpacked.path,
+        registry=registry_path(request.root),
+        config=unpacked.config,
+        secret_keys=frozenset(item.key for item in unpacked.items if item.secret),
+        server=_registered_server(unpacked, notes),
+        auto_connect=unpacked.manifest.get("autoConnect") is True,
+        notes=notes,
+    )
+
+
+def _registry_plugin(result: InstallResult) -> dict[str, Any]:
+    return {
+        "version": result.version,
+        "path": str(result.path),
+        "distribution": result.distribution,
+        "installedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "config": result.config,
+        "autoConnect": result.auto_connect,
+    }
+
+
+def _report(api: ApiClient, result: InstallResult, out: Output) -> None:
+    try:
+        api.post(f"/api/v1/plugins/install/{result.plugin_key}", json={"version": result.version})
+    except ApiError as exc:
+        out.warn(f"the install could not be reported: {exc.headline()}")
+        result.report_error = exc.to_json()
+        return
+    result.reported = True
+
+
+def _auto_connect(result: InstallResult, runtime: Runtime, out: Output) -> None:
+    server = result.server
+    if server is None:
+        result.notes.append("autoConnect is set but no MCP server is declared")
+        return
+    if server["type"] != "stdio":
+        result.notes.append(
+            f"autoConnect skipped: only stdio servers are started ({server['type']})"
+        )
+        return
+    out.step(f"Connecting to {result.plugin_key} ({server['command']})")
+    try:
+        result.connection = probe_stdio(
+            server["command"],
+            server["args"],
+            server["env"],
+            result.path,
+            timeout=runtime.mcp_timeout,
+        )
+    except McpError as exc:
+        result.connect_error = exc
+
+
+def install(
+    api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest
+) -> InstallResult:
+    """The whole client install flow; McpError of autoConnect is kept in the result."""
+    _check_request(request)
+    result = _result(_unpack(api, runtime, out, request), request)
+    register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
+    _report(api, result, out)
+    if result.auto_connect:
+        _auto_connect(result, runtime, out)
+    return result
+
+
+def print_install(out: Output, result: InstallResult) -> None:
+    def say(text: str) -> None:
+        out.out.print(redact(text, result.secrets), markup=False)
+
+    say(f"Installed {result.plugin_key} {result.version} ({result.distribution}) in {result.path}")
+    say(f"Registered in {result.registry} ({result.describe_server()})")
+    say("Reported the install." if result.reported else "The install was not reported.")
+    for note in result.notes:
+        say(f"Note: {note}")
+    if result.connection is not None:
+        info = result.connection
+        names = ", ".join(tool.name for tool in info.tools) or "none"
+        title = f"{info.name} {info.version or ''}".rstrip()
+        say(f"Connected to {title}: {len(info.tools)} tools ({names})")
+
+
+def install_command(
+    ctx: typer.Context,
+    plugin_key: Annotated[str, typer.Argument(help="The plugin's pluginKey.")],
+    version: Annotated[
+        str | None, typer.Option("--version", help="Version to install (default: latest).")
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="Install folder; plugins go to DIR/<pluginKey>/<version>, the registry to "
+            "DIR/registry.json (default: $MARKETPLACE_PLUGINS_DIR, else "
+            "$XDG_DATA_HOME/marketplace/plugins).",
+        ),
+    ] = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option("--config", help="Configuration value KEY=VALUE (repeatable)."),
+    ] = None,
+    backend: BackendOption = None,
+    token: TokenOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Download, verify, unpack, configure, register and (autoConnect) start a plugin."""
+    out = Output(json_mode=json_output)
+    runtime = get_runtime(ctx)
+    with reporting_errors(out):
+        request = InstallRequest(
+            plugin_key,
+            None if version == "latest" else version,
+            (directory or plugins_dir()).resolve(),
+            parse_config_args(config or []),
+        )
+        credentials = resolve_credentials(backend, token)
+        credentials.require_token()
+        with runtime.client(credentials.backend, credentials.token) as api:
+            result = install(api, runtime, out, request)
+    if result.connect_error is None:
+        out.result(result.to_json(), lambda: print_install(out, result))
+        return
+    report_connect_failure(out, result, result.connect_error)
+
+
+def report_connect_failure(out: Output, result: InstallResult, error: McpError) -> NoReturn:
+    """autoConnect failed: show the install as done, then the error; exit 1."""
+    if out.json_mode:
+        document = {"success": False, "data": result.to_json(), "error": error.to_json()}
+        out.emit_json(redact(document, result.secrets))
+    else:
+        print_install(out, result)
+    message = redact(error.headline(), result.secrets)
+    out.err.print(
+        f"error: {message} (the plugin stays installed and registered)", style="red", markup=False
+    )
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("install")(install_command)

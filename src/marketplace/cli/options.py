@@ -1,0 +1,33 @@
+"""Options shared by the client commands."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+BackendOption = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        envvar="MARKETPLACE_BACKEND",
+        show_envvar=True,
+        help="Service address (default: the last login's, else http://127.0.0.1:8000).",
+    ),
+]
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        envvar="MARKETPLACE_TOKEN",
+        show_envvar=True,
+        show_default=False,
+        help="Access token (default: the one stored by `marketplace login`).",
+    ),
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json", help="Print one JSON document (the service's envelope shape) for scripts."
+    ),
+]

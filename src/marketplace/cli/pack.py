@@ -1,0 +1,185 @@
+"""Reproducible .tar.gz packing of a plugin folder.
+
+The same folder always gives the same bytes (and so the same SHA256): members are sorted,
+every mtime is 0, owners are uid/gid 0 with empty names, modes are normalised to 0644 or
+0755, and the gzip header carries mtime 0 and no file name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import stat
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from marketplace.cli.errors import CliError
+from marketplace.cli.manifest_check import MANIFEST_FILE
+
+EXCLUDED_DIRS = frozenset({"node_modules", ".git"})
+EXCLUDED_FILES = frozenset({".DS_Store", ".git"})  # .git is a file in git worktrees
+EXCLUDED_SUFFIX = ".tar.gz"
+HASH_CHUNK = 1024 * 1024
+
+
+class PackError(CliError):
+    def __init__(self, message: str) -> None:
+        super().__init__("PACK_FAILED", message)
+
+
+@dataclass(frozen=True)
+class PackEntry:
+    arcname: str
+    path: Path
+    size: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class PackResult:
+    path: Path
+    sha256: str
+    size: int
+    members: tuple[str, ...]
+
+
+def is_excluded(relative: PurePosixPath, *, is_dir: bool) -> bool:
+    name = relative.name
+    if is_dir:
+        return name in EXCLUDED_DIRS
+    return name in EXCLUDED_FILES or name.endswith(EXCLUDED_SUFFIX)
+
+
+def _entry(root: Path, path: Path) -> PackEntry:
+    arcname = path.relative_to(root).as_posix()
+    source = path
+    if path.is_symlink():
+        # A link is packed as the file it points at, and only when that stays inside.
+        source = path.resolve()
+        if not source.is_relative_to(root.resolve()) or not source.is_file():
+            raise PackError(f"{arcname}: symbolic link to something outside the folder")
+    info = source.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise PackError(f"{arcname}: not a regular file")
+    executable = bool(info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    return PackEntry(arcname, source, info.st_size, executable)
+
+
+def collect(root: Path) -> list[PackEntry]:
+    """The files to pack, sorted by archive name, exclusions applied."""
+    entries: list[PackEntry] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        current = Path(dirpath)
+        kept: list[str] = []
+        for name in dirnames:
+            relative = PurePosixPath((current / name).relative_to(root).as_posix())
+            if is_excluded(relative, is_dir=True):
+                continue
+            if (current / name).is_symlink():
+                raise PackError(f"{relative}: symbolic links to folders are not packed")
+            kept.append(name)
+        dirnames[:] = kept
+        for name in filenames:
+            relative = PurePosixPath((current / name).relative_to(root).as_posix())
+            if not is_excluded(relative, is_dir=False):
+                entries.append(_entry(root, current / name))
+    entries.sort(key=lambda entry: entry.arcname)
+    if MANIFEST_FILE not in {entry.arcname for entry in entries}:
+        raise PackError(f"{root}: no {MANIFEST_FILE} at the top of the folder")
+    return entries
+
+
+def _tarinfo(arcname: str, size: int, executable: bool) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(arcname)
+    info.size = size
+    info.mtime = 0
+    info.mode = 0o755 if executable else 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.type = tarfile.REGTYPE
+    return info
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class _CountingReader:
+    """Reports the running byte count while tarfile reads a member's content."""
+
+    def __init__(
+        self, source: BinaryIO, counter: list[int], on_progress: Callable[[int], None]
+    ) -> None:
+        self._source = source
+        self._counter = counter
+        self._on_progress = on_progress
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._source.read(size)
+        self._counter[0] += len(chunk)
+        self._on_progress(self._counter[0])
+        return chunk
+
+
+def _write_archive(
+    handle: tarfile.TarFile,
+    entries: list[PackEntry],
+    manifest_override: bytes | None,
+    on_progress: Callable[[int], None],
+) -> None:
+    counter = [0]
+    for entry in entries:
+        if entry.arcname == MANIFEST_FILE and manifest_override is not None:
+            info = _tarinfo(entry.arcname, len(manifest_override), False)
+            handle.addfile(info, io.BytesIO(manifest_override))
+            continue
+        with entry.path.open("rb") as source:
+            reader = _CountingReader(source, counter, on_progress)
+            handle.addfile(_tarinfo(entry.arcname, entry.size, entry.executable), reader)
+
+
+def total_size(entries: list[PackEntry]) -> int:
+    return sum(entry.size for entry in entries)
+
+
+def pack(
+    root: Path,
+    dest: Path,
+    *,
+    manifest_override: bytes | None = None,
+    entries: list[PackEntry] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> PackResult:
+    """Pack `root` into `dest` (written atomically); `manifest_override` replaces manifest.json."""
+    entries = entries if entries is not None else collect(root)
+    progress = on_progress or (lambda _done: None)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(dir=dest.parent, prefix=".pack-", suffix=".tmp")
+    temp = Path(temp_name)
+    try:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed,
+            tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
+        ):
+            _write_archive(archive, entries, manifest_override, progress)
+        temp.replace(dest)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return PackResult(
+        path=dest,
+        sha256=sha256_file(dest),
+        size=dest.stat().st_size,
+        members=tuple(entry.arcname for entry in entries),
+    )

@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from marketplace.cli.pack import PackError, collect, pack, sha256_file, total_size
+
+from .conftest import Invoke, make_plugin, stdout_json
+from .fake_api import FakeApi
+
+
+def members(archive: Path) -> dict[str, tarfile.TarInfo]:
+    with tarfile.open(archive, "r:gz") as tar:
+        return {member.name: member for member in tar.getmembers()}
+
+
+def read_member(archive: Path, name: str) -> bytes:
+    with tarfile.open(archive, "r:gz") as tar:
+        handle = tar.extractfile(name)
+        assert handle is not None
+        return handle.read()
+
+
+def test_same_folder_gives_the_same_sha256(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={"lib/a.js": "a", "lib/b.js": "b"})
+    first = pack(directory, tmp_path / "one.tar.gz")
+    second = pack(directory, tmp_path / "two.tar.gz")
+    assert first.sha256 == second.sha256 == sha256_file(tmp_path / "two.tar.gz")
+
+
+def test_sha256_ignores_mtimes_and_permissions_beyond_exec(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={"lib/a.js": "a"})
+    before = pack(directory, tmp_path / "before.tar.gz").sha256
+    for path in directory.rglob("*"):
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    (directory / "lib" / "a.js").chmod(0o600)
+    after = pack(directory, tmp_path / "after.tar.gz").sha256
+    assert after == before
+
+
+def test_members_are_sorted_with_fixed_metadata(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={"z.js": "z", "a/b.js": "b", "run.sh": "x"})
+    (directory / "run.sh").chmod(0o755)
+    result = pack(directory, tmp_path / "p.tar.gz")
+    found = members(result.path)
+    assert list(found) == ["a/b.js", "index.js", "manifest.json", "run.sh", "z.js"]
+    for member in found.values():
+        assert (member.mtime, member.uid, member.gid, member.uname, member.gname) == (
+            0,
+            0,
+            0,
+            "",
+            "",
+        )
+        assert member.isfile()
+    assert found["run.sh"].mode == 0o755
+    assert found["z.js"].mode == 0o644
+
+
+def test_gzip_header_has_no_mtime_and_no_file_name(tmp_path: Path) -> None:
+    result = pack(make_plugin(tmp_path / "src"), tmp_path / "named-package.tar.gz")
+    header = result.path.read_bytes()[:10]
+    assert header[:2] == b"\x1f\x8b"
+    assert header[3] & 0x08 == 0  # FNAME flag
+    assert header[4:8] == b"\x00\x00\x00\x00"  # MTIME
+    assert b"named-package" not in result.path.read_bytes()
+
+
+def test_exclusions_are_left_out_of_the_archive(tmp_path: Path) -> None:
+    directory = make_plugin(
+        tmp_path / "src",
+        files={
+            "node_modules/dep/index.js": "dep",
+            "lib/node_modules/x.js": "x",
+            ".git/HEAD": "ref",
+            ".DS_Store": "finder",
+            "lib/.DS_Store": "finder",
+            "old-1.0.0.tar.gz": b"old",
+            "dist/build.tar.gz": b"old",
+            "lib/keep.js": "keep",
+            ".gitignore": "kept",
+            "notes.tar": "kept",
+        },
+    )
+    result = pack(directory, tmp_path / "p.tar.gz")
+    assert sorted(members(result.path)) == [
+        ".gitignore",
+        "index.js",
+        "lib/keep.js",
+        "manifest.json",
+        "notes.tar",
+    ]
+
+
+def test_manifest_override_replaces_manifest_json(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src")
+    override = b'{"id": "demo-plugin", "version": "9.9.9"}\n'
+    result = pack(directory, tmp_path / "p.tar.gz", manifest_override=override)
+    assert read_member(result.path, "manifest.json") == override
+    assert json.loads((directory / "manifest.json").read_text())["version"] == "1.0.0"
+
+
+def test_folder_without_manifest_cannot_be_packed(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PackError, match=r"no manifest\.json"):
+        collect(tmp_path / "empty")
+
+
+def test_symlink_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src")
+    (tmp_path / "secret.txt").write_text("secret")
+    (directory / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(PackError, match="outside the folder"):
+        collect(directory)
+
+
+def test_symlink_inside_the_folder_is_packed_as_a_file(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src")
+    (directory / "alias.js").symlink_to(directory / "index.js")
+    result = pack(directory, tmp_path / "p.tar.gz")
+    assert read_member(result.path, "alias.js") == (directory / "index.js").read_bytes()
+
+
+def test_pack_reports_progress_in_bytes_read(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={"big.bin": b"x" * 300_000})
+    entries = collect(directory)
+    seen: list[int] = []
+    pack(directory, tmp_path / "p.tar.gz", entries=entries, on_progress=seen.append)
+    assert seen == sorted(seen)
+    assert seen[-1] == total_size(entries)
+    assert len(seen) > len(entries)  # large files report more than once
+
+
+def test_failed_pack_leaves_no_partial_file(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src")
+    entries = collect(directory)
+    (directory / "index.js").unlink()
+    out = tmp_path / "out"
+    with pytest.raises(FileNotFoundError):
+        pack(directory, out / "p.tar.gz", entries=entries)
+    assert list(out.iterdir()) == []
+
+
+def test_skip_upload_packs_prints_and_keeps_the_file(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path / "src")
+    target = tmp_path / "dist" / "demo.tar.gz"
+    result = invoke(["publish", str(directory), "--skip-upload", "-o", str(target)], auth=False)
+    assert result.exit_code == 0, result.output
+    assert str(target) in result.stdout
+    assert sha256_file(target) in result.stdout
+    assert fake.requests == []
+
+
+def test_skip_upload_with_version_rewrites_the_packaged_manifest(
+    tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = make_plugin(tmp_path / "src")
+    monkeypatch.chdir(tmp_path)
+    result = invoke(
+        ["publish", str(directory), "--skip-upload", "--version", "1.2.0", "--json"], auth=False
+    )
+    assert result.exit_code == 0, result.output
+    data = stdout_json(result)["data"]
+    assert data["path"] == str(tmp_path / "demo-plugin-1.2.0.tar.gz")
+    assert data["status"] == "packed"
+    packaged = json.loads(read_member(Path(data["path"]), "manifest.json"))
+    assert packaged["version"] == "1.2.0"
+    assert packaged["name"] == "Demo Plugin"
+    assert json.loads((directory / "manifest.json").read_text())["version"] == "1.0.0"
+
+
+def test_pack_output_is_a_plain_gzip_tar(tmp_path: Path) -> None:
+    result = pack(make_plugin(tmp_path / "src"), tmp_path / "p.tar.gz")
+    raw = gzip.decompress(result.path.read_bytes())
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        assert "manifest.json" in tar.getnames()

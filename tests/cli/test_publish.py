@@ -1,0 +1,437 @@
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from marketplace.cli.pack import pack
+
+from .conftest import Invoke, as_admin, as_developer, make_plugin, stdout_json
+from .fake_api import FakeApi, error
+
+ADMIN = "/api/v1/admin/plugins"
+DEV = "/api/v1/developer/plugins"
+ME = ("GET", "/api/v1/auth/me")
+ADMIN_CATEGORIES = ("GET", f"{ADMIN}/categories")
+PUBLIC_CATEGORIES = ("GET", "/api/v1/plugins/categories")
+DEV_PUT_FIELDS = {
+    "name",
+    "nameZh",
+    "description",
+    "descriptionZh",
+    "category",
+    "tags",
+    "license",
+    "homepage",
+    "repository",
+    "platforms",
+}
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+UI_MANIFEST: dict[str, Any] = {
+    "contributes": {"ui": {"entry": "ui.js"}},
+    "permissions": ["ui.render"],
+}
+
+
+def plugin(**data: Any) -> dict[str, Any]:
+    return {"id": "p-1", "pluginKey": "demo-plugin", "type": "tool", **data}
+
+
+def admin_list(*items: dict[str, Any], total: int | None = None) -> dict[str, Any]:
+    count = len(items) if total is None else total
+    return {"items": list(items), "total": count, "page": 1, "limit": 100, "counts": {}}
+
+
+def admin_new(fake: FakeApi) -> None:
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    fake.ok("POST", ADMIN, plugin(), status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/upload", {"id": "v-1", "version": "1.0.0"}, status=201)
+
+
+def developer_new(fake: FakeApi) -> None:
+    as_developer(fake)
+    fake.on("GET", f"{DEV}/demo-plugin", error(404, "PLUGIN_NOT_FOUND", "Plugin does not exist"))
+    fake.ok("POST", f"{DEV}/publish", plugin(reviewStatus="pending"), status=201)
+    fake.ok("POST", f"{DEV}/p-1/upload-version", {"id": "v-1"}, status=201)
+
+
+def packaged_manifest(content: bytes) -> dict[str, Any]:
+    with tarfile.open(fileobj=io.BytesIO(content), mode="r:gz") as tar:
+        handle = tar.extractfile("manifest.json")
+        assert handle is not None
+        document: dict[str, Any] = json.loads(handle.read())
+        return document
+
+
+def test_admin_creates_an_official_plugin_uploads_the_package_and_the_icon(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(
+        tmp_path,
+        files={"icon/icon.png": PNG},
+        icon="icon/icon.png",
+        descriptionZh=None,
+        tags=["demo"],
+        license="MIT",
+        homepage="https://example.com",
+    )
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/icon", plugin(icon="data:image/png;base64,..."))
+    result = invoke(["publish", str(directory), "--changelog", "First release"])
+    assert result.exit_code == 0, result.output
+    assert fake.calls() == [
+        ME,
+        ADMIN_CATEGORIES,
+        ("GET", ADMIN),
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/p-1/upload"),
+        ("POST", f"{ADMIN}/p-1/icon"),
+    ]
+    assert fake.find("GET", ADMIN).params == {"search": "demo-plugin", "limit": "100", "page": "1"}
+    assert fake.find("POST", ADMIN).json == {
+        "pluginKey": "demo-plugin",
+        "name": "Demo Plugin",
+        "nameZh": "演示插件",
+        "description": "A demo plugin",
+        "descriptionZh": "A demo plugin",
+        "type": "tool",
+        "category": "productivity",
+        "tags": ["demo"],
+        "license": "MIT",
+        "homepage": "https://example.com",
+        "source": "official",
+        "platforms": ["darwin", "win32", "linux"],
+    }
+    upload = fake.find("POST", f"{ADMIN}/p-1/upload")
+    assert upload.form == {"version": "1.0.0", "changelog": "First release"}
+    package = upload.files["file"]
+    assert (package.filename, package.content_type) == (
+        "demo-plugin-1.0.0.tar.gz",
+        "application/gzip",
+    )
+    assert package.content == pack(directory, tmp_path / "again.tar.gz").path.read_bytes()
+    icon = fake.find("POST", f"{ADMIN}/p-1/icon").files["file"]
+    assert (icon.filename, icon.content_type, icon.content) == ("icon.png", "image/png", PNG)
+    assert "Published: demo-plugin 1.0.0" in result.stdout
+
+
+def test_developer_publish_says_it_waits_for_review(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    developer_new(fake)
+    result = invoke(["publish", str(make_plugin(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert "Submitted for review: demo-plugin 1.0.0" in result.stdout
+    assert "waiting for review" in result.stdout
+
+
+def test_admin_updates_an_existing_plugin_found_by_exact_key(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, icon="puzzle", repository="https://git.example/demo")
+    as_admin(fake)
+    other = {"id": "p-9", "pluginKey": "demo-plugin-extra", "type": "mcp"}
+    fake.ok("GET", ADMIN, admin_list(other, plugin()))
+    fake.ok("PUT", f"{ADMIN}/p-1", plugin())
+    fake.ok("POST", f"{ADMIN}/p-1/upload", {"id": "v-2"}, status=201)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [("PUT", f"{ADMIN}/p-1"), ("POST", f"{ADMIN}/p-1/upload")]
+    assert fake.find("PUT", f"{ADMIN}/p-1").json == {
+        "name": "Demo Plugin",
+        "nameZh": "演示插件",
+        "description": "A demo plugin",
+        "descriptionZh": "A demo plugin",
+        "category": "productivity",
+        "repository": "https://git.example/demo",
+        "icon": "puzzle",
+    }
+    assert fake.find("POST", f"{ADMIN}/p-1/upload").form == {"version": "1.0.0"}
+
+
+def test_admin_lookup_pages_through_search_results(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    as_admin(fake)
+    near = [{"id": f"x{i}", "pluginKey": f"demo-plugin-{i}", "type": "tool"} for i in range(100)]
+    fake.on(
+        "GET",
+        ADMIN,
+        httpx.Response(200, json={"success": True, "data": admin_list(*near, total=101)}),
+        httpx.Response(200, json={"success": True, "data": admin_list(plugin(), total=101)}),
+    )
+    fake.ok("PUT", f"{ADMIN}/p-1", plugin())
+    fake.ok("POST", f"{ADMIN}/p-1/upload", {}, status=201)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    pages = [r.params["page"] for r in fake.requests if r.path == ADMIN and r.method == "GET"]
+    assert pages == ["1", "2"]
+
+
+def test_developer_publishes_through_the_developer_group(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, icon="puzzle", platforms=["linux"])
+    developer_new(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert fake.calls() == [
+        ME,
+        PUBLIC_CATEGORIES,
+        ("GET", f"{DEV}/demo-plugin"),
+        ("POST", f"{DEV}/publish"),
+        ("POST", f"{DEV}/p-1/upload-version"),
+    ]
+    assert fake.find("POST", f"{DEV}/publish").json == {
+        "pluginKey": "demo-plugin",
+        "name": "Demo Plugin",
+        "nameZh": "演示插件",
+        "description": "A demo plugin",
+        "descriptionZh": "A demo plugin",
+        "type": "tool",
+        "category": "productivity",
+    }
+
+
+def test_developer_update_sends_only_the_fields_the_service_accepts(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(
+        tmp_path, icon="puzzle", platforms=["linux"], tags=["a"], license="MIT", autoConnect=True
+    )
+    as_developer(fake)
+    fake.ok("GET", f"{DEV}/demo-plugin", plugin(versions=[{"version": "0.9.0"}]))
+    fake.ok("PUT", f"{DEV}/p-1", plugin())
+    fake.ok("POST", f"{DEV}/p-1/upload-version", {}, status=201)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    body = fake.find("PUT", f"{DEV}/p-1").json
+    assert set(body) <= DEV_PUT_FIELDS
+    assert body["platforms"] == ["linux"]
+    assert body["tags"] == ["a"]
+
+
+def test_config_only_plugin_creates_its_version_directly(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    mcp = {"command": "npx", "args": ["-y", "some-server"]}
+    directory = make_plugin(tmp_path, main="", type="mcp", mcp=mcp)
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    result = invoke(["publish", str(directory), "--changelog", "cfg"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [("POST", ADMIN), ("POST", f"{ADMIN}/p-1/create-version")]
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert fake.find("POST", f"{ADMIN}/p-1/create-version").json == {
+        "version": "1.0.0",
+        "changelog": "cfg",
+        "manifest": manifest,
+    }
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        error(500, "INTERNAL_ERROR", "Internal server error"),
+        error(503, "HTTP_503", "storage unavailable"),
+        httpx.ConnectError("connection refused"),
+    ],
+    ids=["500", "503", "connect-error"],
+)
+def test_failed_package_upload_falls_back_to_inline_code(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke, failure: httpx.Response | Exception
+) -> None:
+    directory = make_plugin(tmp_path, files={"ui.js": "render()"}, **UI_MANIFEST)
+    admin_new(fake)
+    fake.on("POST", f"{ADMIN}/p-1/upload", failure)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    result = invoke(["publish", str(directory), "--json"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/p-1/upload"),
+        ("POST", f"{ADMIN}/p-1/create-version"),
+    ]
+    body = fake.find("POST", f"{ADMIN}/p-1/create-version").json
+    assert body["version"] == "1.0.0"
+    assert body["manifest"]["inlineCode"] == "export default () => 42;\n"
+    assert body["manifest"]["inlineUiCode"] == "render()"
+    assert body["manifest"]["id"] == "demo-plugin"
+    assert stdout_json(result)["data"]["distribution"] == "inline"
+    assert "package upload failed" in result.stderr
+
+
+def test_content_errors_do_not_fall_back(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    message = "manifest.id does not match plugin.pluginKey"
+    fake.on("POST", f"{ADMIN}/p-1/upload", error(400, "PLUGIN_PACKAGE_INVALID", message))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert last_line == f"error: PLUGIN_PACKAGE_INVALID: {message} (HTTP 400)"
+    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+
+
+def test_existing_version_is_reported_as_up_to_date(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    fake.on("POST", f"{ADMIN}/p-1/upload", error(409, "PLUGIN_VERSION_EXISTS", "exists"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "Up to date: demo-plugin 1.0.0" in result.stdout
+    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+
+
+def test_unknown_category_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, category="gardening")
+    as_admin(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert 'PLUGIN_INVALID_CATEGORY: Invalid category "gardening"' in result.stderr
+    assert fake.calls() == [ME, ADMIN_CATEGORIES]
+
+
+def test_type_change_needs_allow_recreate(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path, type="skill")
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin(type="tool")))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert "PLUGIN_TYPE_CHANGED: type tool -> skill" in result.stderr
+    assert fake.writes() == []
+
+
+def test_admin_allow_recreate_deletes_then_creates(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, type="skill")
+    admin_new(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin(id="old-1", type="tool")))
+    fake.ok("DELETE", f"{ADMIN}/old-1", {"id": "old-1"})
+    result = invoke(["publish", str(directory), "--allow-recreate"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [
+        ("DELETE", f"{ADMIN}/old-1"),
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/p-1/upload"),
+    ]
+    assert fake.find("POST", ADMIN).json["type"] == "skill"
+
+
+def test_developer_cannot_recreate(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path, type="skill")
+    as_developer(fake)
+    fake.ok("GET", f"{DEV}/demo-plugin", plugin(type="tool"))
+    result = invoke(["publish", str(directory), "--allow-recreate"])
+    assert result.exit_code == 1
+    assert "only an administrator" in result.stderr
+    assert fake.writes() == []
+
+
+def test_version_option_rewrites_the_manifest_inside_the_package(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    result = invoke(["publish", str(directory), "--version", "2.1.0"])
+    assert result.exit_code == 0, result.output
+    upload = fake.find("POST", f"{ADMIN}/p-1/upload")
+    assert upload.form["version"] == "2.1.0"
+    assert upload.files["file"].filename == "demo-plugin-2.1.0.tar.gz"
+    assert packaged_manifest(upload.files["file"].content)["version"] == "2.1.0"
+    assert json.loads((directory / "manifest.json").read_text())["version"] == "1.0.0"
+
+
+def test_direct_creates_an_inline_version_without_upload(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    result = invoke(["publish", str(directory), "--direct"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [("POST", ADMIN), ("POST", f"{ADMIN}/p-1/create-version")]
+    manifest = fake.find("POST", f"{ADMIN}/p-1/create-version").json["manifest"]
+    assert manifest["inlineCode"] == "export default () => 42;\n"
+    assert "inlineUiCode" not in manifest
+
+
+@pytest.mark.parametrize("upload_status", [201, 400, 500])
+def test_temporary_files_are_removed_whatever_happens(
+    tmp_path: Path,
+    fake: FakeApi,
+    invoke: Invoke,
+    monkeypatch: pytest.MonkeyPatch,
+    upload_status: int,
+) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    if upload_status != 201:
+        fake.on("POST", f"{ADMIN}/p-1/upload", error(upload_status, "SOME_ERROR"))
+        fake.on("POST", f"{ADMIN}/p-1/create-version", error(upload_status, "SOME_ERROR"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == (0 if upload_status == 201 else 1)
+    assert ("POST", f"{ADMIN}/p-1/upload") in fake.calls()
+    assert list(temp.iterdir()) == []
+    assert sorted(p.name for p in directory.iterdir()) == ["index.js", "manifest.json"]
+
+
+def test_json_output_for_success_and_failure(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    ok = invoke(["publish", str(directory), "--json"])
+    document = stdout_json(ok)
+    assert document["success"] is True
+    data = document["data"]
+    assert (data["status"], data["distribution"], data["pluginId"], data["group"]) == (
+        "published",
+        "tarball",
+        "p-1",
+        "admin",
+    )
+    assert len(data["sha256"]) == 64
+    fake.on("POST", f"{ADMIN}/p-1/upload", error(413, "PLUGIN_PACKAGE_TOO_LARGE", "too large"))
+    failed = invoke(["publish", str(directory), "--json"])
+    assert failed.exit_code == 1
+    assert stdout_json(failed) == {
+        "success": False,
+        "error": {
+            "code": "PLUGIN_PACKAGE_TOO_LARGE",
+            "message": "too large",
+            "details": {},
+            "status": 413,
+        },
+    }
+
+
+def test_unverified_developer_gets_the_service_error(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    developer_new(fake)
+    fake.on(
+        "POST",
+        f"{DEV}/publish",
+        error(403, "DEVELOPER_NOT_VERIFIED", "Developer identity is not verified"),
+    )
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: DEVELOPER_NOT_VERIFIED: Developer identity is not verified (HTTP 403)"
+    )
