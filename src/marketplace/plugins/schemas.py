@@ -120,11 +120,13 @@ class DeveloperPluginList(OutputModel):
 
 
 class StatusCounts(OutputModel):
+    """Keyed by review status values (seed 4.5), so `taken_down` keeps its underscore."""
+
     all: int
     pending: int
     approved: int
     rejected: int
-    taken_down: int
+    taken_down: int = Field(alias="taken_down")
 
 
 class AdminPluginList(OutputModel):
