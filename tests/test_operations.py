@@ -97,3 +97,25 @@ async def test_non_object_json_body_is_400(client: httpx.AsyncClient, body: byte
         "/api/v1/auth/login", content=body, headers={"content-type": "application/json"}
     )
     err(response, 400, "VALIDATION_FAILED")
+
+
+async def test_declared_oversize_json_body_is_enveloped_413(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/api/v1/auth/login",
+        content=b"{}",
+        headers={"content-type": "application/json", "content-length": str(17 * 1024 * 1024)},
+    )
+    err(response, 413, "PAYLOAD_TOO_LARGE")
+
+
+async def test_streamed_oversize_json_body_is_enveloped_413(client: httpx.AsyncClient) -> None:
+    async def body():  # chunked: no Content-Length
+        yield b'{"email": "'
+        for _ in range(17):
+            yield b"x" * (1024 * 1024)
+        yield b'"}'
+
+    response = await client.post(
+        "/api/v1/auth/login", content=body(), headers={"content-type": "application/json"}
+    )
+    err(response, 413, "PAYLOAD_TOO_LARGE")
