@@ -27,11 +27,11 @@ from marketplace.plugins.schemas import (
     CategoryOut,
     CategoryUpdateIn,
     CreateVersionIn,
+    DeletedOut,
     PluginOut,
     PluginReviewIn,
     PriceIn,
     StatusCounts,
-    TakedownOut,
     VersionItems,
     VersionOut,
     VersionReviewIn,
@@ -192,12 +192,12 @@ async def set_price(body: PriceIn, plugin: AdminPlugin, session: DbSession) -> E
 @router.delete("/{plugin_id}")
 async def delete_plugin(
     plugin: AdminPlugin, session: DbSession, request: Request, background: BackgroundTasks
-) -> Envelope[TakedownOut]:
+) -> Envelope[DeletedOut]:
     """Delete the plugin and its versions; purchases and audit records stay."""
     keys = await service.delete_plugin(session, plugin)
     # After the commit (the response is sent after it), drop blobs nothing references now.
     background.add_task(_drop_unreferenced_blobs, request, keys)
-    return Envelope(data=TakedownOut(id=plugin.id, review_status=ReviewStatus.TAKEN_DOWN))
+    return Envelope(data=DeletedOut(id=plugin.id, deleted=True))
 
 
 async def _drop_unreferenced_blobs(request: Request, keys: list[str]) -> None:

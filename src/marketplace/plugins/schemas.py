@@ -154,6 +154,11 @@ class TakedownOut(OutputModel):
     review_status: ReviewStatus
 
 
+class DeletedOut(OutputModel):
+    id: str
+    deleted: bool
+
+
 class CategoryOut(OutputModel):
     key: str
     name: str
