@@ -220,3 +220,32 @@ def test_packing_is_reproducible_and_gives_the_sha256_the_server_computes(
     [version] = market.versions("reproducible")
     assert version["sha256"] == sha256
     assert market.download_package(version["id"]) == one
+
+
+def test_version_rejected_by_automatic_validation_fails_the_publish(
+    market: Market, tmp_path: Path
+) -> None:
+    # node_modules/ is never packed, so the service cannot find `main` in the package.
+    folder = write_plugin(
+        tmp_path,
+        "auto-rejected",
+        main="node_modules/server/index.js",
+        files={"node_modules/server/index.js": "export {};\n"},
+    )
+
+    result = market.as_admin("publish", str(folder))
+
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: VERSION_REJECTED: the service rejected version 1.0.0 on arrival: "
+        "Automatic validation failed: manifest.main names node_modules/server/index.js, "
+        "which is not in the package"
+    )
+    [version] = market.versions("auto-rejected")
+    assert (version["reviewStatus"], version["isLatest"], version["reviewedBy"]) == (
+        "rejected",
+        False,
+        "system",
+    )
+    assert market.plugin("auto-rejected")["latestVersion"] is None
