@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from tests.e2e.server import COMMAND, LiveServer, live_server
+from tests.helpers import ok
 
 PASSWORD = "e2e-password-1"
 ADMIN_EMAIL = "admin@example.com"
@@ -25,13 +26,6 @@ SVG_ICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16">'
     '<rect width="16" height="16" fill="teal"/></svg>\n'
 )
-
-
-def ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["success"] is True, body
-    return body["data"]
 
 
 @dataclass
@@ -87,6 +81,11 @@ class Market:
             check=False,
             timeout=120,
         )
+
+    def new_user(self, name: str) -> str:
+        """A plain USER account (the plugin center's user); returns its token."""
+        _register(self.url, f"{name}@example.com", name)
+        return _login(self.url, f"{name}@example.com")
 
     def as_admin(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         return self.cli(*args, token=self.admin_token, **kwargs)
@@ -179,6 +178,12 @@ def write_plugin(
     return target
 
 
+def _register(url: str, email: str, name: str) -> dict[str, Any]:
+    account = {"email": email, "password": PASSWORD, "name": name}
+    user: dict[str, Any] = ok(httpx.post(f"{url}/api/v1/auth/register", json=account), 201)["user"]
+    return user
+
+
 def _login(url: str, email: str) -> str:
     data = ok(httpx.post(f"{url}/api/v1/auth/login", json={"email": email, "password": PASSWORD}))
     token: str = data["accessToken"]
@@ -189,7 +194,7 @@ def _create_admin(server: LiveServer) -> str:
     """The first SUPER_ADMIN, made from the command line as on a new install."""
     created = server.cli(
         "user", "create", "--email", ADMIN_EMAIL, "--password", PASSWORD,
-        "--name", "Admin", "--role", "SUPER_ADMIN",
+        "--name", "Admin", "--role", "SUPER_ADMIN", check=False,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     return _login(server.url, ADMIN_EMAIL)
@@ -197,8 +202,7 @@ def _create_admin(server: LiveServer) -> str:
 
 def _create_verified_developer(url: str, admin_token: str) -> str:
     """A developer the way one comes to exist: register, become a developer, get verified."""
-    account = {"email": DEVELOPER_EMAIL, "password": PASSWORD, "name": "Dev"}
-    user = ok(httpx.post(f"{url}/api/v1/auth/register", json=account), 201)["user"]
+    user = _register(url, DEVELOPER_EMAIL, "Dev")
     token = _login(url, DEVELOPER_EMAIL)
     mine = {"Authorization": f"Bearer {token}"}
     ok(httpx.post(f"{url}/api/v1/developer/register", json={"displayName": "Dev"}, headers=mine))

@@ -20,7 +20,8 @@ import pytest
 
 from marketplace.app import create_app
 from marketplace.config import Settings
-from tests.e2e.market import Market, ok, write_plugin
+from tests.e2e.market import Market, write_plugin
+from tests.helpers import ok
 
 DOWNLOAD_ROUTE = re.compile(r"^/api/v1/plugins/download/\{[^/]+\}/\{[^/]+\}$")
 INSTALL_ROUTE = re.compile(r"^/api/v1/plugins/install/\{[^/]+\}$")
@@ -54,15 +55,6 @@ pytestmark = [
 ]
 
 
-def _new_user(market: Market, name: str) -> str:
-    """A plain USER account (the plugin center's user); returns its token."""
-    account = {"email": f"{name}@example.com", "password": "e2e-user-password", "name": name}
-    ok(httpx.post(f"{market.url}/api/v1/auth/register", json=account), 201)
-    login = {"email": account["email"], "password": account["password"]}
-    token: str = ok(httpx.post(f"{market.url}/api/v1/auth/login", json=login))["accessToken"]
-    return token
-
-
 def _installed(market: Market, token: str) -> dict[str, str]:
     """The caller's installed plugins as the service records them: pluginKey -> version."""
     response = httpx.get(
@@ -87,7 +79,7 @@ def test_install_of_a_tarball_verifies_unpacks_registers_and_reports(
     files = {"index.js": "export const main = 1;\n", "lib/util.js": "export const u = 2;\n"}
     folder = write_plugin(tmp_path / "src", "get-tarball", files=files)
     assert market.as_admin("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "tarball-user"), tmp_path / "plugins"
+    token, target = market.new_user("tarball-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-tarball", target)
 
@@ -110,7 +102,7 @@ def test_install_of_a_config_only_plugin_writes_its_manifest_and_registers_the_s
     mcp = {"command": "npx", "args": ["-y", "weather-mcp"], "env": {"UNITS": "metric"}}
     folder = write_plugin(tmp_path / "src", "get-config", main="", type="mcp", mcp=mcp)
     assert market.as_admin("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "config-user"), tmp_path / "plugins"
+    token, target = market.new_user("config-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-config", target)
 
@@ -141,7 +133,7 @@ def test_install_of_an_inline_plugin_restores_its_code_files(
         files={"index.js": "export const code = 1;\n", "ui/panel.js": "export const ui = 2;\n"},
     )
     assert market.as_admin("publish", str(folder), "--direct").returncode == 0
-    token, target = _new_user(market, "inline-user"), tmp_path / "plugins"
+    token, target = market.new_user("inline-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-inline", target)
 
@@ -165,7 +157,7 @@ def test_install_refuses_a_download_whose_sha256_does_not_match(
     content = bytearray(blob.read_bytes())
     content[len(content) // 2] ^= 0xFF  # same size, other bytes
     blob.write_bytes(bytes(content))
-    token, target = _new_user(market, "tampered-user"), tmp_path / "plugins"
+    token, target = market.new_user("tampered-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-tampered", target)
 
@@ -198,7 +190,7 @@ def test_install_without_a_required_configuration_value_installs_nothing(
 ) -> None:
     folder = _configured_plugin(tmp_path / "src", "get-unconfigured")
     assert market.as_admin("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "unconfigured-user"), tmp_path / "plugins"
+    token, target = market.new_user("unconfigured-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-unconfigured", target)
 
@@ -213,7 +205,7 @@ def test_install_injects_configuration_given_with_the_config_option(
 ) -> None:
     folder = _configured_plugin(tmp_path / "src", "get-configured")
     assert market.as_admin("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "configured-user"), tmp_path / "plugins"
+    token, target = market.new_user("configured-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-configured", target, "--config", "API_KEY=sk-e2e-1234")
 
@@ -232,7 +224,7 @@ def test_install_injects_configuration_given_with_the_config_option(
 def test_install_auto_connects_to_the_plugins_stdio_server(market: Market, tmp_path: Path) -> None:
     folder = _configured_plugin(tmp_path / "src", "get-connected", autoConnect=True)
     assert market.as_admin("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "connected-user"), tmp_path / "plugins"
+    token, target = market.new_user("connected-user"), tmp_path / "plugins"
 
     result = _install(
         market, token, "get-connected", target, "--config", "API_KEY=sk-e2e-5678", "--json"
@@ -257,7 +249,7 @@ def test_install_of_a_version_waiting_for_review_is_refused(market: Market, tmp_
     market.request("POST", f"/api/v1/admin/plugins/{plugin_id}/review", json={"approved": True})
     write_plugin(tmp_path / "src", "get-pending", version="1.1.0")
     assert market.as_developer("publish", str(folder)).returncode == 0
-    token, target = _new_user(market, "pending-user"), tmp_path / "plugins"
+    token, target = market.new_user("pending-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-pending", target, "--version", "1.1.0")
 

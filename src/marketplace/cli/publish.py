@@ -125,9 +125,10 @@ def refuse_rejected(created: Any, version: str) -> None:
     # The note is a heading and one "- finding" per line: keep it on one line.
     lines = [line.strip().removeprefix("- ") for line in str(note or "").splitlines()]
     head, *findings = [line for line in lines if line] or ["no reason given"]
+    reason = f"{head} {'; '.join(findings)}".rstrip()
     raise CliError(
         "VERSION_REJECTED",
-        f"the service rejected version {version} on arrival: {head} {'; '.join(findings)}".rstrip(),
+        f"the service rejected version {version} on arrival: {reason}",
         details={"versionId": created.get("id"), "reviewNote": note},
     )
 
