@@ -48,13 +48,15 @@ def test_admin_publish_is_official_with_its_version_current_at_once(
 def test_developer_publish_waits_for_review_until_the_admin_approves(
     market: Market, tmp_path: Path
 ) -> None:
-    folder = write_plugin(tmp_path, "dev-fresh")
+    folder = write_plugin(tmp_path, "dev-fresh", icon="icon.svg")
+    (folder / "icon.svg").write_text(SVG_ICON)
     result = market.as_developer("publish", str(folder))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
         "Submitted for review: dev-fresh 1.0.0: version 1.0.0 (tarball), waiting for review"
     )
     assert "dev-fresh: created plugin (developer group)" in result.stderr
+    assert "dev-fresh: uploaded icon icon.svg" in result.stderr
     plugin = market.plugin("dev-fresh")
     assert (plugin["reviewStatus"], plugin["enabled"], plugin["latestVersion"]) == (
         "pending",
@@ -62,6 +64,7 @@ def test_developer_publish_waits_for_review_until_the_admin_approves(
         None,
     )
     assert plugin["source"] == "developer"
+    assert plugin["icon"].startswith("data:image/svg+xml;base64,")
     [version] = market.versions("dev-fresh")
     assert (version["reviewStatus"], version["isLatest"]) == ("pending", False)
 
