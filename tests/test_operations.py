@@ -29,6 +29,20 @@ async def test_unexpected_exception_is_500_without_trace(app: FastAPI, settings)
     assert error["message"] == "Internal server error"
 
 
+async def test_unexpected_exception_closes_the_connection(app: FastAPI) -> None:
+    # The server drops the connection after an unhandled exception; a client that kept it
+    # for its next request would see that request reset (found by the publish e2e tests).
+    @app.get("/test-only/boom")
+    async def boom() -> None:
+        raise RuntimeError("boom")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        response = await http.get("/test-only/boom")
+    assert response.status_code == 500
+    assert response.headers["connection"] == "close"
+
+
 async def test_request_id_is_echoed(client: httpx.AsyncClient) -> None:
     response = await client.get("/healthz", headers={"X-Request-ID": "abc-123"})
     assert response.headers["x-request-id"] == "abc-123"

@@ -24,6 +24,7 @@ from marketplace.observability import Metrics, RequestContextMiddleware, configu
 from marketplace.plugins.admin_endpoints import audit_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
+from marketplace.plugins.public_endpoints import router as plugin_public_router
 from marketplace.storage.base import blob_key
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(blob_router)
     app.include_router(plugin_developer_router)
     app.include_router(plugin_admin_router)
+    app.include_router(plugin_public_router)
     app.include_router(audit_router)
     _add_operations_routes(app)
 

@@ -293,6 +293,49 @@ def test_existing_version_is_reported_as_up_to_date(
     assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
 
 
+REJECTED = {
+    "id": "v-1",
+    "version": "1.0.0",
+    "reviewStatus": "rejected",
+    "reviewNote": "Automatic validation failed:\n- finding one\n- finding two",
+}
+
+
+def test_version_rejected_on_arrival_is_a_failure(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon/icon.png": PNG}, icon="icon/icon.png")
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/upload", REJECTED, status=201)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: VERSION_REJECTED: the service rejected version 1.0.0 on arrival: "
+        "Automatic validation failed: finding one; finding two"
+    )
+    assert "Published" not in result.stdout
+    assert ("POST", f"{ADMIN}/p-1/icon") not in fake.calls()
+
+
+def test_config_only_version_rejected_on_arrival_fails_the_batch(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, main="", type="mcp", mcp={"command": "node"})
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    fake.ok("POST", ADMIN, plugin(), status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", REJECTED, status=201)
+    result = invoke(["publish-batch", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    [outcome] = stdout_json(result)["data"]["results"]
+    assert outcome["status"] == "failed"
+    assert outcome["error"]["code"] == "VERSION_REJECTED"
+    assert outcome["error"]["details"] == {
+        "versionId": "v-1",
+        "reviewNote": REJECTED["reviewNote"],
+    }
+
+
 def test_unknown_category_is_refused_before_any_write(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:

@@ -1,4 +1,9 @@
-"""A real `marketplace serve` subprocess on a free port, for end-to-end and CLI tests."""
+"""A real `marketplace serve` subprocess on a free port, for end-to-end and CLI tests.
+
+Both the server and the CLI run as `python -m marketplace.cli.main` with PYTHONPATH set to
+this checkout's `src` folder, so the code under test is the code next to this file (not
+whatever the installed console script happens to import).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,12 @@ from pathlib import Path
 
 import httpx
 
-BIN = Path(sys.executable).parent
+SRC = Path(__file__).resolve().parents[2] / "src"
+COMMAND = (sys.executable, "-m", "marketplace.cli.main")
+
+
+def _with_src(pythonpath: str | None) -> str:
+    return os.pathsep.join([str(SRC), *([pythonpath] if pythonpath else [])])
 
 
 @dataclass
@@ -27,7 +37,7 @@ class LiveServer:
         self, *args: str, check: bool = True, **kwargs: object
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(BIN / "marketplace"), *args],
+            [*COMMAND, *args],
             env=self.env,
             capture_output=True,
             text=True,
@@ -51,6 +61,7 @@ def server_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
         MARKETPLACE_PUBLIC_URL=f"http://127.0.0.1:{port}",
         MARKETPLACE_RATE_LIMIT_ENABLED="false",
         MARKETPLACE_LOG_LEVEL="WARNING",
+        PYTHONPATH=_with_src(os.environ.get("PYTHONPATH")),
         **extra,
     )
     return env
@@ -62,7 +73,7 @@ def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
     env = server_env(data_dir, port, **extra_env)
     log = (data_dir.parent / f"server-{port}.log").open("w")
     process = subprocess.Popen(
-        [str(BIN / "marketplace"), "serve", "--port", str(port)],
+        [*COMMAND, "serve", "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -113,6 +113,26 @@ def inline_manifest(plugin_dir: Path, manifest: PluginManifest) -> dict[str, Any
     return inline
 
 
+def refuse_rejected(created: Any, version: str) -> None:
+    """A version the service's automatic validation rejected on arrival is a failure.
+
+    The service answers 201 with reviewStatus `rejected` and the findings in reviewNote
+    (CONTRACT 4, "Automatic validation"): the version exists but will never be released.
+    """
+    if not isinstance(created, dict) or created.get("reviewStatus") != "rejected":
+        return
+    note = created.get("reviewNote")
+    # The note is a heading and one "- finding" per line: keep it on one line.
+    lines = [line.strip().removeprefix("- ") for line in str(note or "").splitlines()]
+    head, *findings = [line for line in lines if line] or ["no reason given"]
+    reason = f"{head} {'; '.join(findings)}".rstrip()
+    raise CliError(
+        "VERSION_REJECTED",
+        f"the service rejected version {version} on arrival: {reason}",
+        details={"versionId": created.get("id"), "reviewNote": note},
+    )
+
+
 def format_size(size: int) -> str:
     if size < 1024:
         return f"{size} B"
@@ -223,9 +243,10 @@ class Publisher:
         self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
     ) -> str:
         if manifest.config_only:
-            self.group.create_version(
+            created = self.group.create_version(
                 plugin_id, manifest.version, self.options.changelog, manifest.raw
             )
+            refuse_rejected(created, manifest.version)
             self._did(outcome, f"created configuration-only version {manifest.version}")
             return "config_only"
         if self.options.direct:
@@ -236,7 +257,10 @@ class Publisher:
         self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
     ) -> str:
         body = inline_manifest(plugin_dir, manifest)
-        self.group.create_version(plugin_id, manifest.version, self.options.changelog, body)
+        created = self.group.create_version(
+            plugin_id, manifest.version, self.options.changelog, body
+        )
+        refuse_rejected(created, manifest.version)
         self._did(outcome, f"created inline-code version {manifest.version}")
         return "inline"
 
@@ -247,8 +271,9 @@ class Publisher:
             dest = Path(temp) / package_name(manifest)
             package = pack_plugin(plugin_dir, manifest, dest, self.out)
             outcome.sha256, outcome.size = package.sha256, package.size
-            failure = self._try_upload(package, manifest, plugin_id)
+            created, failure = self._try_upload(package, manifest, plugin_id)
         if failure is None:
+            refuse_rejected(created, manifest.version)
             size = format_size(package.size)
             self._did(
                 outcome,
@@ -261,18 +286,19 @@ class Publisher:
 
     def _try_upload(
         self, package: PackResult, manifest: PluginManifest, plugin_id: str
-    ) -> ApiError | None:
-        """None when uploaded; the error when the service could not take it (5xx, network)."""
+    ) -> tuple[Any, ApiError | None]:
+        """(the created version, None), or (None, the error) when the service could not
+        take the package (5xx, network); a refusal (4xx) is raised."""
         try:
             with self.out.progress(f"Uploading {package.path.name}", package.size) as progress:
-                self.group.upload_version(
+                created = self.group.upload_version(
                     plugin_id, package.path, manifest.version, self.options.changelog, progress
                 )
         except ApiError as exc:
             if not exc.server_side:
                 raise
-            return exc
-        return None
+            return None, exc
+        return created, None
 
     def _plan(
         self,

@@ -82,7 +82,12 @@ async def _http_error(_request: Request, exc: Exception) -> JSONBytes:
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONBytes:
     log.error("unhandled exception", exc_info=exc)
-    return error_response(500, "INTERNAL_ERROR", "Internal server error")
+    # Starlette re-raises the exception after this response, and uvicorn then closes the
+    # connection: say so, or a client reusing it for its next request (the publishing
+    # tool's inline fallback right after a failed upload) gets "connection reset".
+    return error_response(
+        500, "INTERNAL_ERROR", "Internal server error", headers={"Connection": "close"}
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -170,6 +170,17 @@ class CategoryItems(OutputModel):
     items: list[CategoryOut]
 
 
+class PublicCategoryOut(OutputModel):
+    key: str
+    name: str
+    name_zh: str
+    count: int
+
+
+class PublicCategoryItems(OutputModel):
+    items: list[PublicCategoryOut]
+
+
 class AuditDetail(OutputModel):
     resource_type: str
     resource_id: str

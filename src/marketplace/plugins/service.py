@@ -70,6 +70,22 @@ async def list_categories(session: AsyncSession) -> list[Category]:
     return list(await session.scalars(select(Category).order_by(Category.sort_order, Category.key)))
 
 
+async def categories_with_listed_counts(session: AsyncSession) -> list[tuple[Category, int]]:
+    """Every category with its number of listed plugins (approved and enabled, CONTRACT 6)."""
+    listed = (
+        select(Plugin.category, func.count().label("listed"))
+        .where(Plugin.review_status == ReviewStatus.APPROVED, Plugin.enabled.is_(True))
+        .group_by(Plugin.category)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(Category, func.coalesce(listed.c.listed, 0))
+        .outerjoin(listed, listed.c.category == Category.key)
+        .order_by(Category.sort_order, Category.key)
+    )
+    return [(category, count) for category, count in rows.all()]
+
+
 async def add_category(session: AsyncSession, body: CategoryIn) -> Category:
     if await session.get(Category, body.key) is not None:
         raise InvalidState(f'Category "{body.key}" already exists')
