@@ -27,6 +27,8 @@ from marketplace.models import (
     PluginVersion,
     Purchase,
     ReviewStatus,
+    Scenario,
+    ScenarioVersion,
     User,
 )
 from marketplace.packages.archive import ArchiveInfo
@@ -49,6 +51,7 @@ from marketplace.plugins.schemas import (
 )
 from marketplace.review import engine
 from marketplace.review.audit import SYSTEM_REVIEWER
+from marketplace.storage import references
 
 STATUSES = [s.value for s in ReviewStatus]
 
@@ -100,6 +103,10 @@ async def delete_category(session: AsyncSession, key: str) -> None:
     in_use = await session.scalar(select(func.count()).where(Plugin.category == key))
     if in_use:
         raise InvalidState(f'Category "{key}" is used by {in_use} plugin(s)')
+    # Scenarios and their versions reference categories too (CONTRACT 8).
+    for column in (Scenario.category, ScenarioVersion.category):
+        if await session.scalar(select(column).where(column == key).limit(1)) is not None:
+            raise InvalidState(f'Category "{key}" is used by scenarios')
     await session.delete(category)
     await session.flush()
 
@@ -230,15 +237,8 @@ async def delete_plugin(session: AsyncSession, plugin: Plugin) -> list[str]:
 
 
 async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
-    keys = set(keys)
-    if not keys:
-        return []
-    used = set(
-        await session.scalars(
-            select(PluginVersion.blob_key).where(PluginVersion.blob_key.in_(keys))
-        )
-    )
-    return sorted(keys - used)
+    """Keys no plugin or scenario version references any more (blobs are shared by content)."""
+    return await references.unreferenced(session, keys)
 
 
 # ---------- versions ----------
