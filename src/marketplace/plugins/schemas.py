@@ -120,11 +120,13 @@ class DeveloperPluginList(OutputModel):
 
 
 class StatusCounts(OutputModel):
+    """Keyed by the reviewStatus values themselves (seed 4.5), so `taken_down` stays as is."""
+
     all: int
     pending: int
     approved: int
     rejected: int
-    taken_down: int
+    taken_down: Annotated[int, Field(alias="taken_down")]
 
 
 class AdminPluginList(OutputModel):
