@@ -25,6 +25,9 @@ from marketplace.plugins.admin_endpoints import audit_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
 from marketplace.plugins.public_endpoints import router as plugin_public_router
+from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
+from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
+from marketplace.scenarios.public_endpoints import router as scenario_public_router
 from marketplace.storage.base import blob_key
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
@@ -68,6 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plugin_admin_router)
     app.include_router(plugin_public_router)
     app.include_router(audit_router)
+    app.include_router(scenario_developer_router)
+    app.include_router(scenario_admin_router)
+    app.include_router(scenario_public_router)
     _add_operations_routes(app)
 
     # Outermost first: request context wraps rate limiting wraps the app.

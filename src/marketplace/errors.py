@@ -74,6 +74,12 @@ class ScenarioValidationFailed(AppError):
     code = "SCENARIO_VALIDATION_FAILED"
     message = "Scenario validation failed"
 
+    @classmethod
+    def field(cls, field: str, message: str) -> ScenarioValidationFailed:
+        return cls(
+            f"{field}: {message}", details={"fields": [{"field": field, "message": message}]}
+        )
+
 
 class Unauthorized(AppError):
     status_code = 401

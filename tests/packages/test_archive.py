@@ -539,3 +539,41 @@ def test_safe_extract_restores_links_that_stay_inside(tmp_path: Path) -> None:
     assert (root / "b.js").read_bytes() == b"A"
     assert (root / "c.js").is_symlink()
     assert (root / "c.js").read_bytes() == b"A"
+
+
+# An optional manifest (scenario packages)
+
+
+def test_optional_manifest_may_be_absent() -> None:
+    data = tar_gz([file("scenario.yaml", b"steps: []"), folder("docs"), file("docs/a.md")])
+
+    info = inspect_archive(io.BytesIO(data), LIMITS, require_manifest=False)
+
+    assert (info.manifest, info.manifest_bytes) == (None, None)
+    assert info.files == {"scenario.yaml": 9, "docs/a.md": 0}
+
+
+def test_optional_manifest_that_is_present_is_read() -> None:
+    info = inspect_archive(io.BytesIO(package(MANIFEST)), LIMITS, require_manifest=False)
+
+    assert info.manifest == MANIFEST
+
+
+def test_optional_manifest_that_is_present_must_be_valid() -> None:
+    with pytest.raises(ArchiveError, match="not valid JSON"):
+        inspect_archive(io.BytesIO(package(b"{oops")), LIMITS, require_manifest=False)
+
+
+def test_optional_manifest_keeps_every_safety_rule() -> None:
+    for members in (
+        [file("../evil")],
+        [file("/etc/evil")],
+        [symlink("up", "../..")],
+        [special("dev", tarfile.CHRTYPE)],
+    ):
+        with pytest.raises(ArchiveError):
+            inspect_archive(io.BytesIO(tar_gz(members)), LIMITS, require_manifest=False)
+
+
+def test_required_manifest_is_still_the_default() -> None:
+    assert refusal(tar_gz([file("scenario.yaml")])) == "manifest.json not found at the package root"

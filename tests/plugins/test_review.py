@@ -391,3 +391,17 @@ async def test_concurrent_create_of_one_version_gives_one_201(
             )
             == 1
         )
+
+
+async def test_admin_list_counts_are_keyed_by_review_status_values(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev, admin = await factory.developer(), await factory.admin()
+    plugin = await publish(client, dev)
+    ok(await client.delete(f"/api/v1/developer/plugins/{plugin['id']}", headers=dev.headers))
+    await publish(client, dev)
+    for path in ("/api/v1/admin/plugins", "/api/v1/admin/plugins/versions/pending"):
+        counts = ok(await client.get(path, headers=admin.headers))["counts"]
+        assert set(counts) == {"all", "pending", "approved", "rejected", "taken_down"}
+    counts = ok(await client.get("/api/v1/admin/plugins", headers=admin.headers))["counts"]
+    assert counts == {"all": 2, "pending": 1, "approved": 0, "rejected": 0, "taken_down": 1}

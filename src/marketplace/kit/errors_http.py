@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -59,17 +59,23 @@ async def _app_error(_request: Request, exc: Exception) -> JSONBytes:
     return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
 
 
+def validation_fields(errors: Sequence[Any]) -> list[dict[str, str]]:
+    """Pydantic/FastAPI errors as the contract's `details.fields`: `[{field, message}]`."""
+    return [
+        {"field": _field_name(tuple(e.get("loc", ()))), "message": _field_message(e)}
+        for e in errors
+    ]
+
+
+def validation_summary(fields: Sequence[dict[str, str]]) -> str:
+    return "; ".join(f"{f['field']}: {f['message']}" for f in fields[:5]) or "Request is invalid"
+
+
 async def _validation_error(_request: Request, exc: Exception) -> JSONBytes:
     if not isinstance(exc, RequestValidationError):  # registered for this type only
         raise exc
-    fields = [
-        {"field": _field_name(tuple(e.get("loc", ()))), "message": _field_message(e)}
-        for e in exc.errors()
-    ]
-    summary = "; ".join(f"{f['field']}: {f['message']}" for f in fields[:5])
-    return error_response(
-        400, "VALIDATION_FAILED", summary or "Request is invalid", {"fields": fields}
-    )
+    fields = validation_fields(exc.errors())
+    return error_response(400, "VALIDATION_FAILED", validation_summary(fields), {"fields": fields})
 
 
 async def _http_error(_request: Request, exc: Exception) -> JSONBytes:

@@ -68,3 +68,25 @@ SafeText = Annotated[str, AfterValidator(_clean_text)]
 
 def short_text(max_length: int, min_length: int = 0) -> Any:
     return Annotated[SafeText, Field(min_length=min_length, max_length=max_length)]
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(examples=["SCENARIO_NOT_FOUND"])
+    message: str
+    details: dict[str, Any] = Field(
+        description="Optional: `fields` ([{field, message}]) for validation failures, limits"
+    )
+
+
+class ErrorEnvelope(BaseModel):
+    """Every error answer (CONTRACT 1)."""
+
+    success: Literal[False]
+    error: ErrorBody
+
+
+# For a router's `responses`: documents the error envelope for 4xx answers (and so replaces
+# FastAPI's default 422 entry, which this service never sends: validation failures are 400).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"model": ErrorEnvelope, "description": "Error envelope with a stable code"}
+}

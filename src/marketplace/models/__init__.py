@@ -13,8 +13,10 @@ from marketplace.models.catalog import (
     ReviewStatus,
 )
 from marketplace.models.commerce import Install, Purchase, Rating
+from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 
 __all__ = [
+    "SCENARIO_METADATA",
     "SEED_CATEGORIES",
     "AuditLog",
     "Base",
@@ -31,5 +33,7 @@ __all__ = [
     "RefreshToken",
     "ReviewStatus",
     "Role",
+    "Scenario",
+    "ScenarioVersion",
     "User",
 ]

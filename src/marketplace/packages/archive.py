@@ -89,22 +89,27 @@ class ArchiveLimits:
 class ArchiveInfo:
     files: dict[str, int]  # path relative to the package root -> size (hard links included)
     symlinks: dict[str, str]  # path relative to the package root -> link target as written
-    manifest: dict[str, Any]
-    manifest_bytes: bytes
+    # None only when inspect_archive was told the manifest is optional and there is none.
+    manifest: dict[str, Any] | None
+    manifest_bytes: bytes | None
     unpacked_bytes: int
     member_count: int
     compressed_bytes: int
     root_prefix: str | None  # the single top-level folder that was stripped, if any
 
 
-def inspect_archive(fileobj: Readable, limits: ArchiveLimits) -> ArchiveInfo:
+def inspect_archive(
+    fileobj: Readable, limits: ArchiveLimits, *, require_manifest: bool = True
+) -> ArchiveInfo:
     """Check a .tar.gz read from fileobj against the archive rules; ArchiveError if refused.
 
     Reads fileobj to its end exactly once. Safe to run in a worker thread on a stream
-    that is still being received.
+    that is still being received. With require_manifest=False (scenario packages) a
+    package without manifest.json passes with manifest None; one that has a manifest.json
+    is held to the same rules as always (regular file, size, strict JSON object).
     """
     inflater = _Inflater(fileobj, limits)
-    survey = _Survey(limits)
+    survey = _Survey(limits, require_manifest=require_manifest)
     try:
         with tarfile.open(
             fileobj=inflater, mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
@@ -300,6 +305,7 @@ class _Survey:
     """What the member walk has seen so far, and the checks that need all of it."""
 
     limits: ArchiveLimits
+    require_manifest: bool = True
     members: int = 0
     unpacked: int = 0
     kinds: dict[str, _Kind] = field(default_factory=dict)
@@ -397,7 +403,7 @@ class _Survey:
         self._check_files_used_as_folders()
         prefix = self._root_prefix()
         raw = self._manifest_bytes(prefix)
-        manifest = load_manifest(raw)
+        manifest = load_manifest(raw) if raw is not None else None
         strip = len(prefix) + 1 if prefix else 0
         return ArchiveInfo(
             files={name[strip:]: size for name, size in self.sizes.items()},
@@ -429,10 +435,12 @@ class _Survey:
         (top,) = self.top_levels
         return top if self.kinds.get(top, "dir") == "dir" else None
 
-    def _manifest_bytes(self, prefix: str | None) -> bytes:
+    def _manifest_bytes(self, prefix: str | None) -> bytes | None:
         name = f"{prefix}/{MANIFEST_NAME}" if prefix else MANIFEST_NAME
         kind = self.kinds.get(name)
         if kind is None:
+            if not self.require_manifest:
+                return None
             raise ArchiveError("manifest.json not found at the package root")
         if kind != "file":
             raise ArchiveError("manifest.json must be a regular file")

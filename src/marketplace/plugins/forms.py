@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _form(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def multipart_form(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "requestBody": {
             "required": True,
@@ -18,7 +18,7 @@ def _form(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
-PACKAGE_FORM = _form(
+PACKAGE_FORM = multipart_form(
     {
         "file": {"type": "string", "format": "binary", "description": ".tar.gz, at most 100 MB"},
         "version": {"type": "string", "description": "semver; must equal manifest.version"},
@@ -27,7 +27,7 @@ PACKAGE_FORM = _form(
     ["file", "version"],
 )
 
-ICON_FORM = _form(
+ICON_FORM = multipart_form(
     {"file": {"type": "string", "format": "binary", "description": "png/jpeg/svg/webp, 256 KB"}},
     ["file"],
 )

@@ -120,13 +120,13 @@ class DeveloperPluginList(OutputModel):
 
 
 class StatusCounts(OutputModel):
-    """Keyed by review status values (seed 4.5), so `taken_down` keeps its underscore."""
+    """Keyed by the reviewStatus values themselves (seed 4.5), so `taken_down` stays as is."""
 
     all: int
     pending: int
     approved: int
     rejected: int
-    taken_down: int = Field(alias="taken_down")
+    taken_down: Annotated[int, Field(alias="taken_down")]
 
 
 class AdminPluginList(OutputModel):

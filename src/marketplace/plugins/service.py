@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,6 +27,8 @@ from marketplace.models import (
     PluginVersion,
     Purchase,
     ReviewStatus,
+    Scenario,
+    ScenarioVersion,
     User,
 )
 from marketplace.packages.archive import ArchiveInfo
@@ -49,9 +51,8 @@ from marketplace.plugins.schemas import (
 )
 from marketplace.review import engine
 from marketplace.review.audit import SYSTEM_REVIEWER
-
-STATUSES = [s.value for s in ReviewStatus]
-
+from marketplace.review.lists import paged_with_counts
+from marketplace.storage import references
 
 # ---------- categories ----------
 
@@ -116,6 +117,10 @@ async def delete_category(session: AsyncSession, key: str) -> None:
     in_use = await session.scalar(select(func.count()).where(Plugin.category == key))
     if in_use:
         raise InvalidState(f'Category "{key}" is used by {in_use} plugin(s)')
+    # Scenarios and their versions reference categories too (CONTRACT 8).
+    for column in (Scenario.category, ScenarioVersion.category):
+        if await session.scalar(select(column).where(column == key).limit(1)) is not None:
+            raise InvalidState(f'Category "{key}" is used by scenarios')
     await session.delete(category)
     await session.flush()
 
@@ -246,15 +251,8 @@ async def delete_plugin(session: AsyncSession, plugin: Plugin) -> list[str]:
 
 
 async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
-    keys = set(keys)
-    if not keys:
-        return []
-    used = set(
-        await session.scalars(
-            select(PluginVersion.blob_key).where(PluginVersion.blob_key.in_(keys))
-        )
-    )
-    return sorted(keys - used)
+    """Keys no plugin or scenario version references any more (blobs are shared by content)."""
+    return await references.unreferenced(session, keys)
 
 
 # ---------- versions ----------
@@ -357,14 +355,6 @@ async def create_version_from_manifest(
 # ---------- lists ----------
 
 
-def _status_counts(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
-    counts = dict.fromkeys(STATUSES, 0)
-    for status, count in rows:
-        counts[status] = count
-    counts["all"] = sum(counts[s] for s in STATUSES)
-    return counts
-
-
 async def developer_plugins(
     session: AsyncSession, owner: User, page: Page, review_status: ReviewStatus | None
 ) -> tuple[list[Plugin], int]:
@@ -391,32 +381,6 @@ async def recent_purchases(
     )
 
 
-async def _paged_with_counts(
-    session: AsyncSession,
-    base: Select[*tuple[Any, ...]],
-    status_column: Any,
-    order: Sequence[Any],
-    page: Page,
-    review_status: str | None,
-) -> tuple[list[Any], int, dict[str, int]]:
-    # Counts share the search condition but ignore the status filter (seed 4.5).
-    counts = _status_counts(
-        (
-            await session.execute(
-                base.with_only_columns(status_column, func.count())
-                .group_by(status_column)
-                .order_by(None)
-            )
-        ).all()
-    )
-    query = base if review_status is None else base.where(status_column == review_status)
-    total = counts["all"] if review_status is None else counts.get(review_status, 0)
-    rows = (
-        await session.execute(query.order_by(*order).offset(page.offset).limit(page.size))
-    ).all()
-    return list(rows), total, counts
-
-
 async def admin_plugins(
     session: AsyncSession, page: Page, review_status: ReviewStatus | None, search: str | None
 ) -> tuple[list[Plugin], int, dict[str, int]]:
@@ -429,7 +393,7 @@ async def admin_plugins(
                 icontains(Plugin.name_zh, search),
             )
         )
-    rows, total, counts = await _paged_with_counts(
+    rows, total, counts = await paged_with_counts(
         session,
         base,
         Plugin.review_status,
@@ -453,7 +417,7 @@ async def admin_versions(
                 icontains(Plugin.name_zh, search),
             )
         )
-    rows, total, counts = await _paged_with_counts(
+    rows, total, counts = await paged_with_counts(
         session,
         base,
         PluginVersion.review_status,

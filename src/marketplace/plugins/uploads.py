@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 from fastapi import Request
@@ -29,7 +30,7 @@ from marketplace.models import Distribution, Plugin, PluginVersion, User
 from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
 from marketplace.plugins import service
 from marketplace.plugins.lookup import find_plugin
-from marketplace.storage.base import PACKAGE_CONTENT_TYPE, blob_key
+from marketplace.storage.pipeline import store_then_commit
 
 FILE_REQUIRED = "Plugin package file is required"
 
@@ -73,6 +74,12 @@ def _package(upload: ReceivedUpload) -> Package:
     return Package(upload.file_path, upload.sha256, upload.size, upload.inspection)
 
 
+def _manifest(package: Package) -> dict[str, Any]:
+    if package.archive.manifest is None:  # unreachable: plugin inspection requires one
+        raise PackageInvalid("manifest.json not found at the package root")
+    return package.archive.manifest
+
+
 def _required_version(upload: ReceivedUpload) -> str:
     version = upload.fields.get("version", "").strip()
     if not version:
@@ -94,7 +101,7 @@ async def upload_version(
     async with await _receive_package(request, settings) as upload:
         package = _package(upload)
         version = _required_version(upload)
-        manifest = package.archive.manifest
+        manifest = _manifest(package)
         plugin = await find_plugin(session, plugin_id, lock=True)
         await service.check_manifest(session, plugin, manifest, version)
         if not isinstance(manifest.get("main"), str) or not manifest["main"]:
@@ -102,13 +109,9 @@ async def upload_version(
                 "manifest.main is empty: a configuration-only plugin is created with "
                 "create-version, not uploaded"
             )
-        key = blob_key(package.sha256)
-        store = request.app.state.blob_store
-        await store.put_file(
-            key, package.path, content_type=PACKAGE_CONTENT_TYPE, sha256=package.sha256
-        )
-        try:
-            row = await service.add_version(
+
+        async def write_version(key: str) -> PluginVersion:
+            return await service.add_version(
                 session,
                 plugin,
                 version=version,
@@ -121,20 +124,11 @@ async def upload_version(
                 blob_key=key,
                 released_by_admin=released_by_admin,
             )
-            await session.commit()
-        except BaseException:
-            await session.rollback()
-            await _forget_blob(request, key)
-            raise
+
+        row = await store_then_commit(
+            request, session, path=package.path, sha256=package.sha256, write_rows=write_version
+        )
     return row
-
-
-async def _forget_blob(request: Request, key: str) -> None:
-    """Delete a just-stored blob unless another version uses the same bytes."""
-    with anyio.CancelScope(shield=True):
-        async with request.app.state.sessionmaker() as session:
-            if await service.unreferenced(session, [key]):
-                await request.app.state.blob_store.delete(key)
 
 
 async def upload_icon(request: Request, session: AsyncSession, plugin: Plugin) -> Plugin:

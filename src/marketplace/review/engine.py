@@ -1,22 +1,25 @@
-"""The review state machine for plugins and their versions (seed part 3, CONTRACT section 5).
+"""The review state machine for plugins, scenarios and their versions (seed part 3,
+CONTRACT sections 5 and 8).
 
-Every function runs inside the caller's transaction with the plugin row locked, changes
+Every function runs inside the caller's transaction with the item's row locked, changes
 state, keeps `isLatest`/`latestVersion` in step and writes the audit record, all together.
+The version rule itself (only pending moves; audit on every move; the newest approved
+version is current) is shared by both kinds of item, in review/moves.py.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import InvalidState
-from marketplace.models import Plugin, PluginVersion, ReviewStatus
+from marketplace.models import Plugin, PluginVersion, ReviewStatus, Scenario, ScenarioVersion
 from marketplace.packages.manifest import version_sort_key
-from marketplace.review.audit import SYSTEM_REVIEWER, Trigger, record_review
-from marketplace.review.versions import is_newer
+from marketplace.review.audit import Trigger, record_review
+from marketplace.review.moves import PLUGIN_VERSION, decide_pending, make_current_if_newest
 
 PLUGIN = "plugin"
-VERSION = "plugin_version"
+VERSION = PLUGIN_VERSION
 
 
 async def lock_plugin(session: AsyncSession, plugin_id: str) -> Plugin:
@@ -43,29 +46,9 @@ async def _versions(session: AsyncSession, plugin_id: str) -> list[PluginVersion
 
 async def _make_current(session: AsyncSession, plugin: Plugin, version: PluginVersion) -> None:
     """Move isLatest to `version` when it is the highest approved one; sync latestVersion."""
-    if not is_newer(version.version, plugin.latest_version if _has_latest(plugin) else None):
-        return
-    # Clear first and flush, so the partial unique index never sees two current rows.
-    await session.execute(
-        update(PluginVersion)
-        .where(PluginVersion.plugin_id == plugin.id, PluginVersion.is_latest.is_(True))
-        .values(is_latest=False)
-        .execution_options(synchronize_session="fetch")
-    )
-    await session.flush()
-    version.is_latest = True
-    plugin.latest_version = version.version
-    await session.flush()
-
-
-def _has_latest(plugin: Plugin) -> bool:
-    return plugin.latest_version is not None
-
-
-def _approve_version_row(version: PluginVersion, reviewer: str, note: str | None) -> None:
-    version.review_status = ReviewStatus.APPROVED
-    version.reviewed_by = reviewer
-    version.review_note = note
+    if await make_current_if_newest(session, version, plugin.latest_version):
+        plugin.latest_version = version.version
+        await session.flush()
 
 
 async def approve_version(
@@ -77,21 +60,12 @@ async def approve_version(
     note: str | None,
     trigger: Trigger = Trigger.ADMIN,
 ) -> None:
-    if version.review_status != ReviewStatus.PENDING:
-        raise InvalidState(f"Only a pending version can be approved, not {version.review_status}")
-    _approve_version_row(version, reviewer_id, note)
+    decide_pending(
+        session, version, approved=True, reviewer_id=reviewer_id, note=note, trigger=trigger
+    )
     await session.flush()
     # A taken-down plugin gets a current version but is not relisted (seed part 3).
     await _make_current(session, plugin, version)
-    record_review(
-        session,
-        approved=True,
-        actor_id=reviewer_id,
-        resource_type=VERSION,
-        resource_id=version.id,
-        trigger=trigger,
-        note=note,
-    )
 
 
 async def reject_version(
@@ -102,20 +76,8 @@ async def reject_version(
     note: str | None,
     trigger: Trigger = Trigger.ADMIN,
 ) -> None:
-    if version.review_status != ReviewStatus.PENDING:
-        raise InvalidState(f"Only a pending version can be rejected, not {version.review_status}")
-    version.review_status = ReviewStatus.REJECTED
-    version.is_latest = False
-    version.review_note = note
-    version.reviewed_by = reviewer_id if reviewer_id is not None else SYSTEM_REVIEWER
-    record_review(
-        session,
-        approved=False,
-        actor_id=reviewer_id,
-        resource_type=VERSION,
-        resource_id=version.id,
-        trigger=trigger,
-        note=note,
+    decide_pending(
+        session, version, approved=False, reviewer_id=reviewer_id, note=note, trigger=trigger
     )
     await session.flush()
 
@@ -208,3 +170,62 @@ async def resubmit(session: AsyncSession, plugin: Plugin) -> None:
     if plugin.review_status == ReviewStatus.REJECTED:
         plugin.review_status = ReviewStatus.PENDING
         await session.flush()
+
+
+# ---------- scenarios: reviewed per version, like plugin versions (CONTRACT 8) ----------
+
+
+async def lock_scenario(session: AsyncSession, scenario_id: str) -> Scenario:
+    """The scenario row, locked (PostgreSQL FOR UPDATE; SQLite already serialises writers)."""
+    scenario = await session.scalar(
+        select(Scenario)
+        .where(Scenario.id == scenario_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if scenario is None:  # the caller looked it up in this transaction; only a race gets here
+        raise InvalidState("Scenario no longer exists")
+    return scenario
+
+
+def sync_scenario_status(scenario: Scenario, newest: ScenarioVersion) -> None:
+    """A scenario's reviewStatus is its newest version's, until it is taken down."""
+    if newest.version == scenario.version and scenario.review_status != ReviewStatus.TAKEN_DOWN:
+        scenario.review_status = newest.review_status
+
+
+async def review_scenario_version(
+    session: AsyncSession,
+    scenario: Scenario,
+    version: ScenarioVersion,
+    *,
+    approved: bool,
+    reviewer_id: str,
+    note: str | None,
+) -> None:
+    """Approve (current when it is the newest approved) or reject a pending scenario version.
+
+    As for plugins, approving a version of a taken-down scenario makes it current but does
+    not list the scenario again.
+    """
+    decide_pending(
+        session,
+        version,
+        approved=approved,
+        reviewer_id=reviewer_id,
+        note=note,
+        trigger=Trigger.ADMIN,
+    )
+    await session.flush()
+    if approved and await make_current_if_newest(session, version, scenario.latest_version):
+        scenario.latest_version = version.version
+    sync_scenario_status(scenario, version)
+    await session.flush()
+
+
+async def take_down_scenario(session: AsyncSession, scenario: Scenario) -> None:
+    """Developer takedown: the public group stops serving it; versions are kept."""
+    if scenario.review_status == ReviewStatus.TAKEN_DOWN:
+        raise InvalidState("Scenario is already taken down")
+    scenario.review_status = ReviewStatus.TAKEN_DOWN
+    await session.flush()

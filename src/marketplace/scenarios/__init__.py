@@ -1,0 +1,1 @@
+"""Scenarios: developer publishing, per-version review, public distribution (CONTRACT 8)."""

@@ -1,0 +1,153 @@
+"""Scenario developer group (seed 4.1, CONTRACT 8): prefix /api/v1/marketplace/developer.
+
+Reading needs a developer account; every write needs a verified identity, as in the plugin
+developer group. Static paths are declared before `/{scenario_id}`, and `publish` and
+`scenarios` are reserved ids, so neither can be read as a scenario id.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from sqlalchemy import select
+
+from marketplace.auth.deps import Developer, VerifiedDeveloper
+from marketplace.db import DbSession
+from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
+from marketplace.models import ReviewStatus, Scenario, User
+from marketplace.plugins.forms import multipart_form
+from marketplace.review import engine
+from marketplace.scenarios import service, uploads
+from marketplace.scenarios.lookup import OwnedScenario, OwnedScenarioForWrite, check_owner
+from marketplace.scenarios.routing import ScenarioRoute
+from marketplace.scenarios.schemas import (
+    DeveloperScenarioList,
+    ScenarioDetail,
+    ScenarioOut,
+    ScenarioPublishIn,
+    ScenarioTakedownOut,
+    ScenarioUpdateIn,
+    ScenarioVersionOut,
+)
+from marketplace.scenarios.views import scenario_detail, scenario_out, version_out
+
+router = APIRouter(
+    prefix="/api/v1/marketplace/developer",
+    tags=["developer: scenarios"],
+    route_class=ScenarioRoute,
+    responses=ERROR_RESPONSES,
+)
+
+PACKAGE_FORM = multipart_form(
+    {
+        "file": {
+            "type": "string",
+            "format": "binary",
+            "description": ".tar.gz, at most 50 MB (setting scenario_package_max_mb)",
+        },
+        "version": {
+            "type": "string",
+            "description": "an existing pending version; default the newest version",
+        },
+    },
+    ["file"],
+)
+
+
+async def _publish_target_owned(
+    request: Request, user: VerifiedDeveloper, session: DbSession
+) -> User:
+    """Another developer's id is 403 SCENARIO_NOT_OWNED even when the rest of the body is
+    invalid: ownership is checked before content (CONTRACT 1, order of checks)."""
+    try:
+        raw = await request.json()
+    except ValueError:
+        return user  # the body's own validation reports it
+    scenario_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(scenario_id, str):
+        existing = await session.scalar(select(Scenario).where(Scenario.id == scenario_id.strip()))
+        if existing is not None:
+            check_owner(existing, user)
+    return user
+
+
+PublishingDeveloper = Annotated[User, Depends(_publish_target_owned)]
+
+
+@router.get("/scenarios")
+async def list_own_scenarios(
+    user: Developer,
+    session: DbSession,
+    page: PageSizeParams,
+    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
+) -> Envelope[DeveloperScenarioList]:
+    """The caller's scenarios in every state, newest first; filter by reviewStatus."""
+    rows, total = await service.developer_scenarios(session, user, page, review_status)
+    return Envelope(
+        data=DeveloperScenarioList(
+            items=[scenario_out(s) for s in rows], total=total, page=page.page, page_size=page.size
+        )
+    )
+
+
+@router.post("/publish", status_code=status.HTTP_201_CREATED)
+async def publish(
+    body: ScenarioPublishIn, user: PublishingDeveloper, session: DbSession
+) -> Envelope[ScenarioDetail]:
+    """Publish a scenario: a new id creates it, an id the caller owns gets a new version.
+
+    The new version is pending review. Answers the scenario with its version history.
+    """
+    existing = await session.scalar(
+        select(Scenario)
+        .where(Scenario.id == body.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if existing is not None:
+        check_owner(existing, user)
+    scenario = await service.publish(session, user, body, existing)
+    versions = await service.versions_of(session, scenario.id)
+    return Envelope(data=scenario_detail(scenario, versions))
+
+
+@router.get("/{scenario_id}")
+async def scenario_detail_view(
+    scenario: OwnedScenario, session: DbSession
+) -> Envelope[ScenarioDetail]:
+    """One of the caller's scenarios with every version, newest first, and its review state."""
+    versions = await service.versions_of(session, scenario.id)
+    return Envelope(data=scenario_detail(scenario, versions))
+
+
+@router.put("/{scenario_id}")
+async def update_scenario(
+    body: ScenarioUpdateIn, scenario: OwnedScenarioForWrite, session: DbSession
+) -> Envelope[ScenarioOut]:
+    """Edit the metadata of the newest version (name, nameZh, description, descriptionZh,
+    category, changelog); type and permissions change only with a new version."""
+    return Envelope(data=scenario_out(await service.update(session, scenario, body)))
+
+
+@router.delete("/{scenario_id}")
+async def take_down(
+    scenario: OwnedScenarioForWrite, session: DbSession
+) -> Envelope[ScenarioTakedownOut]:
+    """Take the scenario down: the public group stops listing and serving it."""
+    await engine.take_down_scenario(session, scenario)
+    return Envelope(data=ScenarioTakedownOut(id=scenario.id, review_status=ReviewStatus.TAKEN_DOWN))
+
+
+@router.post("/{scenario_id}/upload-package", openapi_extra=PACKAGE_FORM)
+async def upload_package(
+    request: Request, scenario: OwnedScenarioForWrite, session: DbSession
+) -> Envelope[ScenarioVersionOut]:
+    """Upload the .tar.gz package of a pending version (multipart: file, version?).
+
+    Streamed and checked as it arrives, with the plugin packages' archive rules. A
+    manifest.json is optional; one that is present must name this id and version.
+    """
+    version = await uploads.upload_package(request, session, scenario)
+    return Envelope(data=version_out(version))

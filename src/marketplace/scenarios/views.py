@@ -1,0 +1,85 @@
+"""ORM rows → scenario response shapes, and download information."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from marketplace.errors import ScenarioNotFound
+from marketplace.models import Scenario, ScenarioVersion
+from marketplace.scenarios.schemas import (
+    AdminScenarioVersionOut,
+    DeveloperRef,
+    PublicScenarioOut,
+    ScenarioDetail,
+    ScenarioDownloadOut,
+    ScenarioOut,
+    ScenarioVersionOut,
+)
+
+
+def scenario_out(scenario: Scenario) -> ScenarioOut:
+    return ScenarioOut.model_validate(scenario)
+
+
+def scenario_detail(scenario: Scenario, versions: list[ScenarioVersion]) -> ScenarioDetail:
+    return ScenarioDetail(
+        **dict(scenario_out(scenario)), versions=[version_out(v) for v in versions]
+    )
+
+
+def version_out(version: ScenarioVersion) -> ScenarioVersionOut:
+    return ScenarioVersionOut.model_validate(version)
+
+
+def admin_version_out(
+    version: ScenarioVersion, scenario: Scenario, labels: dict[str, str]
+) -> AdminScenarioVersionOut:
+    label = labels.get(version.reviewed_by) if version.reviewed_by else None
+    return AdminScenarioVersionOut(
+        **dict(version_out(version)), scenario_name=scenario.name, reviewer_label=label
+    )
+
+
+def public_out(
+    scenario: Scenario, current: ScenarioVersion, owner_id: str, owner_name: str
+) -> PublicScenarioOut:
+    """The newest approved version's metadata under the scenario's id and dates."""
+    return PublicScenarioOut(
+        id=scenario.id,
+        version=current.version,
+        name=current.name,
+        name_zh=current.name_zh,
+        description=current.description,
+        description_zh=current.description_zh,
+        type=current.type,
+        category=current.category,
+        permissions=current.permissions,
+        changelog=current.changelog,
+        review_status=current.review_status,
+        sha256=current.sha256,
+        size=current.size,
+        developer=DeveloperRef(id=owner_id, name=owner_name),
+        created_at=scenario.created_at,
+        updated_at=scenario.updated_at,
+    )
+
+
+async def download_info(
+    request: Request, scenario_id: str, version: ScenarioVersion
+) -> ScenarioDownloadOut:
+    """A presigned URL for the version's package, with its SHA-256 and size."""
+    if version.blob_key is None or version.sha256 is None or version.size is None:
+        raise ScenarioNotFound(f"Version {version.version} of {scenario_id} has no package")
+    settings = request.app.state.settings
+    url, expires_at = await request.app.state.blob_store.presigned_url(
+        version.blob_key,
+        filename=f"{scenario_id}-{version.version}.tar.gz",
+        expires_in=settings.download_url_seconds,
+    )
+    return ScenarioDownloadOut(
+        url=url,
+        sha256=version.sha256,
+        size=version.size,
+        expires_at=expires_at,
+        version=version.version,
+    )
