@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, or_, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.auth.passwords import hash_password, verify_password
@@ -14,7 +13,7 @@ from marketplace.auth.tokens import create_access_token, hash_refresh_token, new
 from marketplace.config import Settings
 from marketplace.errors import EmailExists, InvalidState, Unauthorized, UserNotFound
 from marketplace.kit.pagination import Page
-from marketplace.kit.sql import icontains
+from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
 
 
@@ -33,13 +32,8 @@ async def create_user(
     if await session.scalar(select(User.id).where(User.email == email)) is not None:
         raise EmailExists()
     user = User(email=email, password_hash=await hash_password(password), name=name, role=role)
-    session.add(user)
-    try:
-        # The unique index decides a race between two registrations of one address.
-        async with session.begin_nested():
-            await session.flush()
-    except IntegrityError as exc:
-        raise EmailExists() from exc
+    # The unique index decides a race between two registrations of one address.
+    await insert_unique(session, user, EmailExists())
     if role.at_least(Role.DEVELOPER):
         session.add(DeveloperProfile(user_id=user.id, display_name=name))
         await session.flush()

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import ColumnElement, func
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.errors import AppError
 
 
 def escape_like(text: str) -> str:
@@ -17,3 +21,14 @@ def icontains(column: Any, text: str) -> ColumnElement[bool]:
         f"%{escape_like(text.lower())}%", escape="\\"
     )
     return result
+
+
+async def insert_unique(session: AsyncSession, row: object, conflict: AppError) -> None:
+    """Insert inside a savepoint so a unique violation (a lost race) becomes `conflict`
+    and leaves the request's transaction usable."""
+    try:
+        async with session.begin_nested():
+            session.add(row)
+            await session.flush()
+    except IntegrityError as exc:
+        raise conflict from exc

@@ -7,7 +7,6 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import (
@@ -18,7 +17,7 @@ from marketplace.errors import (
     VersionExists,
 )
 from marketplace.kit.pagination import Page
-from marketplace.kit.sql import icontains
+from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import (
     AuditLog,
     Category,
@@ -141,13 +140,8 @@ def _price_fields(is_free: bool, price: Decimal, validity_days: int | None) -> d
 async def _insert_plugin(session: AsyncSession, plugin: Plugin) -> Plugin:
     if await session.scalar(select(Plugin.id).where(Plugin.plugin_key == plugin.plugin_key)):
         raise PluginKeyExists()
-    session.add(plugin)
-    try:
-        # The unique constraint decides a race between two publishes of one key.
-        async with session.begin_nested():
-            await session.flush()
-    except IntegrityError as exc:
-        raise PluginKeyExists() from exc
+    # The unique constraint decides a race between two publishes of one key.
+    await insert_unique(session, plugin, PluginKeyExists())
     return plugin
 
 
@@ -313,13 +307,10 @@ async def add_version(
         review_status=ReviewStatus.PENDING,
         is_latest=False,
     )
-    session.add(row)
-    try:
-        # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
-        async with session.begin_nested():
-            await session.flush()
-    except IntegrityError as exc:
-        raise VersionExists(f"Version {version} of {plugin.plugin_key} already exists") from exc
+    # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
+    await insert_unique(
+        session, row, VersionExists(f"Version {version} of {plugin.plugin_key} already exists")
+    )
     findings = deep_findings(manifest, archive)
     if findings:
         await engine.auto_reject_version(session, row, findings)

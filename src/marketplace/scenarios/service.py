@@ -19,7 +19,7 @@ from marketplace.errors import (
     ScenarioVersionExists,
 )
 from marketplace.kit.pagination import Page
-from marketplace.kit.sql import icontains
+from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import (
     SCENARIO_METADATA,
     Category,
@@ -115,13 +115,8 @@ async def _add_version(session: AsyncSession, scenario: Scenario, body: Scenario
     await _check_version_is_new(session, scenario, body.version)
     check_not_taken_down(scenario)
     row = _version_row(scenario.id, body, scenario)
-    try:
-        # (scenario, version) is unique in the database: of two racing publishes one gets 409.
-        async with session.begin_nested():
-            session.add(row)
-            await session.flush()
-    except IntegrityError as exc:
-        raise _version_exists(scenario, body.version) from exc
+    # (scenario, version) is unique in the database: of two racing publishes one gets 409.
+    await insert_unique(session, row, _version_exists(scenario, body.version))
     if is_newer(row.version, scenario.version):
         mirror_newest(scenario, row)
         await session.flush()
