@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from marketplace.config import get_settings
-from marketplace.models import Role
+from marketplace.roles import Role
 
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 user_app = typer.Typer(help="Account administration.", no_args_is_help=True)

@@ -1,6 +1,6 @@
 """All ORM models; importing this package registers every table on Base.metadata."""
 
-from marketplace.models.accounts import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
+from marketplace.models.accounts import DeveloperProfile, RefreshToken, User
 from marketplace.models.audit import AuditLog
 from marketplace.models.base import Base
 from marketplace.models.catalog import (
@@ -14,6 +14,7 @@ from marketplace.models.catalog import (
 )
 from marketplace.models.commerce import Install, Purchase, Rating
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
+from marketplace.roles import IdentityStatus, Role
 
 __all__ = [
     "SCENARIO_METADATA",

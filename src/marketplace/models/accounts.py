@@ -10,27 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from marketplace.kit.dbtypes import IdType, UTCDateTime
 from marketplace.models.base import Base, IdMixin, TimestampMixin
-
-
-class Role(enum.StrEnum):
-    USER = "USER"
-    DEVELOPER = "DEVELOPER"
-    ADMIN = "ADMIN"
-    SUPER_ADMIN = "SUPER_ADMIN"
-
-    @property
-    def rank(self) -> int:
-        return list(Role).index(self)
-
-    def at_least(self, other: Role) -> bool:
-        return self.rank >= other.rank
-
-
-class IdentityStatus(enum.StrEnum):
-    UNVERIFIED = "unverified"
-    PENDING = "pending"
-    VERIFIED = "verified"
-    REJECTED = "rejected"
+from marketplace.roles import IdentityStatus, Role
 
 
 def _in(values: type[enum.StrEnum], column: str) -> str:
