@@ -1,0 +1,299 @@
+"""Bad input is a 4xx in the envelope, never a 500 (CONTRACT 1: 400 VALIDATION_FAILED for a
+body that does not validate, "wrong type" included; 500 only for real faults).
+
+The `client` fixture of tests/review does not re-raise app exceptions, so a 500 is seen as
+the answer a real client gets.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.dbsetup import postgres_admin_url
+from tests.factories import Factory
+from tests.helpers import err, field_names, ok
+from tests.plugins.conftest import config_manifest, publish, publish_body
+from tests.plugins.test_upload import tool_package, tool_plugin, upload
+from tests.scenarios import conftest as sc
+
+DEV = "/api/v1/developer/plugins"
+ADMIN = "/api/v1/admin/plugins"
+JSON = {"content-type": "application/json"}
+
+needs_postgres = pytest.mark.skipif(
+    not postgres_admin_url(), reason="the fault shows on PostgreSQL only (NUL in text)"
+)
+
+
+# ---------- null for list / boolean fields of the update endpoints ----------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="PUT tags/platforms null is stored, then PluginOut fails: 500"
+)
+@pytest.mark.parametrize("field", ["tags", "platforms"])
+async def test_developer_update_null_list_field_is_400(
+    client: httpx.AsyncClient, factory: Factory, field: str
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev, tags=["a"])
+    response = await client.put(f"{DEV}/{plugin['id']}", json={field: None}, headers=dev.headers)
+    assert field in field_names(err(response, 400, "VALIDATION_FAILED"))
+    detail = ok(await client.get(f"{DEV}/{plugin['id']}", headers=dev.headers))
+    assert isinstance(detail[field], list)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="admin PUT featured/enabled/tags/platforms null → NOT NULL or PluginOut: 500",
+)
+@pytest.mark.parametrize("field", ["featured", "enabled", "tags", "platforms"])
+async def test_admin_update_null_field_is_400(
+    client: httpx.AsyncClient, factory: Factory, field: str
+) -> None:
+    admin = await factory.admin()
+    created = ok(await client.post(ADMIN, json=publish_body(), headers=admin.headers), 201)
+    response = await client.put(
+        f"{ADMIN}/{created['id']}", json={field: None}, headers=admin.headers
+    )
+    assert field in field_names(err(response, 400, "VALIDATION_FAILED"))
+
+
+# ---------- unbounded integers ----------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="category sortOrder has no bound: int overflow in the DB, 500"
+)
+@pytest.mark.parametrize("sort_order", [2**40, 10**20])
+async def test_category_sort_order_out_of_range_is_400(
+    client: httpx.AsyncClient, factory: Factory, sort_order: int
+) -> None:
+    # 2**40 overflows PostgreSQL INTEGER; 10**20 overflows SQLite's 64-bit INTEGER as well.
+    admin = await factory.admin()
+    body = {"key": "huge-order", "name": "Huge", "nameZh": "大", "sortOrder": sort_order}
+    created = await client.post(f"{ADMIN}/categories", json=body, headers=admin.headers)
+    assert "sortOrder" in field_names(err(created, 400, "VALIDATION_FAILED"))
+    renamed = await client.put(
+        f"{ADMIN}/categories/ai", json={"sortOrder": sort_order}, headers=admin.headers
+    )
+    assert "sortOrder" in field_names(err(renamed, 400, "VALIDATION_FAILED"))
+
+
+# ---------- manifests that JSON decoding accepts but storage or rendering cannot hold ----------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="an integer beyond 64 bits in a manifest: orjson render fails, 500"
+)
+async def test_manifest_with_huge_integer_is_kept_or_refused_not_500(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev)
+    manifest = config_manifest(plugin["pluginKey"], "1.0.0", limits={"max": 10**30})
+    response = await client.post(
+        f"{DEV}/{plugin['id']}/create-version",
+        json={"version": "1.0.0", "manifest": manifest},
+        headers=dev.headers,
+    )
+    # Either kept exactly as sent (CONTRACT 4: other manifest keys are kept) or a 400.
+    assert response.status_code in (201, 400), response.text
+    if response.status_code == 201:
+        assert response.json()["data"]["manifest"]["limits"] == {"max": 10**30}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Infinity/NaN are not JSON but are accepted: SQLite answers 201 with null, PG 500",
+)
+@pytest.mark.parametrize("constant", ["Infinity", "NaN"])
+async def test_manifest_with_non_json_constant_is_400(
+    client: httpx.AsyncClient, factory: Factory, constant: str
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev)
+    manifest = json.dumps(config_manifest(plugin["pluginKey"], "1.0.0"))
+    body = '{"version": "1.0.0", "manifest": ' + manifest[:-1] + ', "x": ' + constant + "}}"
+    response = await client.post(
+        f"{DEV}/{plugin['id']}/create-version", content=body.encode(), headers=JSON | dev.headers
+    )
+    err(response, 400, "VALIDATION_FAILED")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a lone surrogate in a manifest string cannot be stored/rendered: 500"
+)
+async def test_manifest_with_lone_surrogate_is_not_500(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev)
+    manifest = json.dumps(config_manifest(plugin["pluginKey"], "1.0.0"))
+    body = '{"version": "1.0.0", "manifest": ' + manifest[:-1] + ', "note": "\\ud800"}}'
+    response = await client.post(
+        f"{DEV}/{plugin['id']}/create-version", content=body.encode(), headers=JSON | dev.headers
+    )
+    # A 400, or the CONTRACT 4 auto-rejection for invisible characters (201 rejected).
+    assert response.status_code in (201, 400), response.text
+    if response.status_code == 201:
+        assert response.json()["data"]["reviewStatus"] == "rejected"
+
+
+# ---------- lax coercion: wrong JSON types are accepted ----------
+
+
+@pytest.mark.xfail(
+    strict=True, reason='pydantic lax mode coerces "yes"/"false"/"30"/1: wrong type is 2xx'
+)
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("review", {"approved": "yes"}, "approved"),
+        ("review", {"approved": 1}, "approved"),
+        ("publish", {"isFree": "false", "price": 5}, "isFree"),
+        ("publish", {"isFree": False, "price": 5, "validityDays": "30"}, "validityDays"),
+    ],
+)
+async def test_wrong_json_type_is_400(
+    client: httpx.AsyncClient, factory: Factory, path: str, body: dict[str, Any], field: str
+) -> None:
+    dev, admin = await factory.developer(), await factory.admin()
+    if path == "review":
+        plugin = await publish(client, dev)
+        response = await client.post(
+            f"{ADMIN}/{plugin['id']}/review", json=body, headers=admin.headers
+        )
+        assert field in field_names(err(response, 400, "VALIDATION_FAILED"))
+        detail = ok(await client.get(f"{ADMIN}/{plugin['id']}", headers=admin.headers))
+        assert detail["reviewStatus"] == "pending"
+    else:
+        response = await client.post(
+            f"{DEV}/publish", json=publish_body(**body), headers=dev.headers
+        )
+        assert field in field_names(err(response, 400, "VALIDATION_FAILED"))
+
+
+@pytest.mark.xfail(
+    strict=True, reason='invalid JSON names the character offset ("14") as the field'
+)
+async def test_invalid_json_names_the_body_not_an_offset(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    response = await client.post(
+        f"{DEV}/publish", content=b'{"pluginKey": ', headers=JSON | dev.headers
+    )
+    assert field_names(err(response, 400, "VALIDATION_FAILED")) == {"body"}
+
+
+# ---------- NUL and control characters in text ----------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="e-mail regex accepts NUL: SQLite stores it (201), PostgreSQL 500"
+)
+async def test_register_email_with_nul_is_400(client: httpx.AsyncClient) -> None:
+    body = {"email": "a\u0000b@example.com", "password": "12345678", "name": "N"}
+    response = await client.post("/api/v1/auth/register", json=body)
+    assert "email" in field_names(err(response, 400, "VALIDATION_FAILED"))
+
+
+@pytest.mark.xfail(strict=True, reason="contactEmail accepts NUL: SQLite stores it, PostgreSQL 500")
+async def test_identity_contact_email_with_nul_is_400(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer(verified=False)
+    body = {"realName": "R", "contactEmail": "a\u0000@example.com"}
+    response = await client.post("/api/v1/developer/identity", json=body, headers=dev.headers)
+    assert "contactEmail" in field_names(err(response, 400, "VALIDATION_FAILED"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="upload-version changelog skips SafeText/length: NUL (PG 500), bidi, >20000 accepted",
+)
+@pytest.mark.parametrize("changelog", ["a\u0000b", "a\u202eb", "x" * 20_001])
+async def test_upload_changelog_follows_create_version_rules(
+    client: httpx.AsyncClient, factory: Factory, changelog: str
+) -> None:
+    # create-version refuses these changelogs with 400 naming the field; the upload form
+    # takes the same field and must not store what the JSON route refuses.
+    dev = await factory.developer()
+    plugin = await tool_plugin(client, dev)
+    response = await upload(
+        client,
+        dev,
+        plugin,
+        tool_package(plugin["pluginKey"], "1.0.0"),
+        extra={"changelog": changelog},
+    )
+    assert "changelog" in field_names(err(response, 400, "VALIDATION_FAILED"))
+
+
+@needs_postgres
+@pytest.mark.xfail(strict=True, reason="login e-mail with NUL reaches PostgreSQL: 500, not 401")
+async def test_login_email_with_nul_is_401(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/api/v1/auth/login", json={"email": "a\u0000@example.com", "password": "12345678"}
+    )
+    err(response, 401, "UNAUTHORIZED")
+
+
+@needs_postgres
+@pytest.mark.xfail(
+    strict=True, reason="NUL in a create-version manifest reaches PostgreSQL JSONB: 500"
+)
+async def test_manifest_with_nul_is_auto_rejected_not_500(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev)
+    manifest = config_manifest(plugin["pluginKey"], "1.0.0", note="a\u0000b")
+    response = await client.post(
+        f"{DEV}/{plugin['id']}/create-version",
+        json={"version": "1.0.0", "manifest": manifest},
+        headers=dev.headers,
+    )
+    # CONTRACT 4: invisible characters in manifest text → 201, rejected by auto-validation.
+    assert ok(response, 201)["reviewStatus"] == "rejected"
+
+
+NUL_READS = [
+    ("developer", "GET", DEV + "/%00", 404),
+    ("admin", "GET", ADMIN + "/%00", 404),
+    ("admin", "GET", ADMIN + "?search=%00", 200),
+    ("admin", "GET", ADMIN + "/versions/pending?search=%00", 200),
+    ("admin", "GET", "/api/v1/admin/developers?search=%00", 200),
+    ("admin", "GET", "/api/v1/admin/audit-logs?resourceId=%00", 200),
+    ("admin", "GET", "/api/v1/admin/scenarios/%00", 404),
+    ("admin", "GET", "/api/v1/admin/scenarios?search=%00", 200),
+    ("developer", "GET", sc.DEV + "/%00", 404),
+    ("admin", "PUT", ADMIN + "/categories/%00", 404),
+    ("admin", "POST", "/api/v1/admin/developers/%00/identity/review", 404),
+    ("super", "PUT", "/api/v1/admin/users/%00/role", 404),
+]
+
+
+@needs_postgres
+@pytest.mark.xfail(strict=True, reason="NUL in a path id or search query reaches PostgreSQL: 500")
+@pytest.mark.parametrize(("who", "method", "url", "status"), NUL_READS)
+async def test_nul_in_path_or_query_is_not_500(
+    client: httpx.AsyncClient, factory: Factory, who: str, method: str, url: str, status: int
+) -> None:
+    account = {
+        "developer": factory.developer,
+        "admin": factory.admin,
+        "super": factory.super_admin,
+    }[who]
+    headers = (await account()).headers
+    bodies = {
+        "PUT": {"name": "x"} if "categories" in url else {"role": "ADMIN"},
+        "POST": {"approved": True},
+    }
+    response = await client.request(method, url, json=bodies.get(method), headers=headers)
+    assert response.status_code == status, response.text
