@@ -16,9 +16,9 @@ from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.config import Settings, get_settings
 from marketplace.db import make_engine, make_sessionmaker
-from marketplace.kit.body_limit import BodyLimitMiddleware
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.ratelimit_mw import RateLimitMiddleware
+from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
 from marketplace.plugins.admin_endpoints import audit_router
@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _add_operations_routes(app)
 
     # Outermost first: request context wraps rate limiting wraps the app.
-    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(RequestGuardMiddleware)
     app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

@@ -159,7 +159,10 @@ async def test_admin_delete_keeps_purchases_and_audit(
             )
         )
         await session.commit()
-    assert ok(await client.delete(f"{BASE}/{plugin['id']}", headers=admin.headers)) == {"id": plugin["id"], "deleted": True}
+    assert ok(await client.delete(f"{BASE}/{plugin['id']}", headers=admin.headers)) == {
+        "id": plugin["id"],
+        "deleted": True,
+    }
     async with sessionmaker() as session:
         assert await session.get(Plugin, plugin["id"]) is None
         purchase = await session.scalar(select(Purchase).where(Purchase.user_id == buyer.id))

@@ -30,11 +30,6 @@ def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="auth/account/plugin routes document a 422 HTTPValidationError (never sent; errors "
-    "are 400 in the envelope) and no error envelope at all",
-)
 def test_plugin_and_account_operations_document_the_error_envelope(
     document: dict[str, Any],
 ) -> None:
@@ -61,10 +56,6 @@ def test_admin_version_download_has_a_real_schema(document: dict[str, Any]) -> N
     assert schema["$ref"] != "#/components/schemas/Envelope_dict_str__Any__"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='price is documented as number|string with default "0"; strings are refused (400)',
-)
 @pytest.mark.parametrize("model", ["PublishIn", "PriceIn", "AdminCreateIn"])
 def test_money_inputs_are_documented_as_numbers(document: dict[str, Any], model: str) -> None:
     price = document["components"]["schemas"][model]["properties"]["price"]

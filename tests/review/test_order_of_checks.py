@@ -9,7 +9,6 @@ answers 400 VALIDATION_FAILED (SCENARIO_VALIDATION_FAILED in the scenario group)
 from __future__ import annotations
 
 import httpx
-import pytest
 
 from tests.factories import Factory
 from tests.helpers import err
@@ -21,7 +20,6 @@ JSON = {"content-type": "application/json"}
 REASON = "malformed JSON body is decoded before auth/ownership: answers 400 instead of {}"
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("401"))
 async def test_plugin_publish_bad_json_without_token_is_401(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/api/v1/developer/plugins/publish", content=BAD_JSON, headers=JSON
@@ -29,7 +27,6 @@ async def test_plugin_publish_bad_json_without_token_is_401(client: httpx.AsyncC
     err(response, 401, "UNAUTHORIZED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 FORBIDDEN"))
 async def test_plugin_publish_bad_json_by_plain_user_is_forbidden(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -40,7 +37,6 @@ async def test_plugin_publish_bad_json_by_plain_user_is_forbidden(
     err(response, 403, "FORBIDDEN")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 DEVELOPER_NOT_VERIFIED"))
 async def test_plugin_publish_bad_json_by_unverified_developer_is_not_verified(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -51,7 +47,6 @@ async def test_plugin_publish_bad_json_by_unverified_developer_is_not_verified(
     err(response, 403, "DEVELOPER_NOT_VERIFIED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("404 PLUGIN_NOT_FOUND"))
 async def test_plugin_update_bad_json_on_missing_plugin_is_404(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -62,7 +57,6 @@ async def test_plugin_update_bad_json_on_missing_plugin_is_404(
     err(response, 404, "PLUGIN_NOT_FOUND")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 PLUGIN_NOT_OWNED"))
 async def test_plugin_update_bad_json_on_other_developers_plugin_is_not_owned(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -74,7 +68,6 @@ async def test_plugin_update_bad_json_on_other_developers_plugin_is_not_owned(
     err(response, 403, "PLUGIN_NOT_OWNED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 FORBIDDEN"))
 async def test_admin_review_bad_json_by_developer_is_forbidden(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -88,13 +81,11 @@ async def test_admin_review_bad_json_by_developer_is_forbidden(
     err(response, 403, "FORBIDDEN")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("401"))
 async def test_scenario_publish_bad_json_without_token_is_401(client: httpx.AsyncClient) -> None:
     response = await client.post(f"{sc.DEV}/publish", content=BAD_JSON, headers=JSON)
     err(response, 401, "UNAUTHORIZED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 SCENARIO_NOT_OWNED"))
 async def test_scenario_update_bad_json_on_other_developers_scenario_is_not_owned(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
@@ -106,13 +97,11 @@ async def test_scenario_update_bad_json_on_other_developers_scenario_is_not_owne
     err(response, 403, "SCENARIO_NOT_OWNED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("401"))
 async def test_identity_submit_bad_json_without_token_is_401(client: httpx.AsyncClient) -> None:
     response = await client.post("/api/v1/developer/identity", content=BAD_JSON, headers=JSON)
     err(response, 401, "UNAUTHORIZED")
 
 
-@pytest.mark.xfail(strict=True, reason=REASON.format("403 FORBIDDEN (SUPER_ADMIN only)"))
 async def test_role_change_bad_json_by_admin_is_forbidden(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import Query, Request, status
 
 from marketplace.accounts import service
 from marketplace.accounts.schemas import (
@@ -26,12 +26,13 @@ from marketplace.accounts.schemas import (
 from marketplace.auth.deps import Admin, CurrentUser, Developer, SuperAdmin
 from marketplace.db import DbSession
 from marketplace.kit.pagination import LimitParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import DeveloperProfile, IdentityStatus, User
 
-auth_router = APIRouter(prefix="/api/v1/auth", tags=["auth"])
-developer_router = APIRouter(prefix="/api/v1/developer", tags=["developer identity"])
-admin_router = APIRouter(prefix="/api/v1/admin", tags=["admin: accounts"])
+auth_router = api_router(prefix="/api/v1/auth", tags=["auth"])
+developer_router = api_router(prefix="/api/v1/developer", tags=["developer identity"])
+admin_router = api_router(prefix="/api/v1/admin", tags=["admin: accounts"])
 
 
 def _user_data(user: User) -> Envelope[UserData]:

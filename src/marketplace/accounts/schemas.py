@@ -6,16 +6,17 @@ import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, StrictBool
 
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 from marketplace.models import IdentityStatus, Role
+from marketplace.packages.text import has_forbidden_chars
 
 _EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 
 
 def _email(value: str) -> str:
-    if len(value) > 320 or not _EMAIL_RE.match(value):
+    if len(value) > 320 or not _EMAIL_RE.match(value) or has_forbidden_chars(value):
         raise ValueError("not a valid e-mail address")
     return value.lower()
 
@@ -36,9 +37,18 @@ class UserData(OutputModel):
     user: UserOut
 
 
+def _encodable(value: str) -> str:
+    # An unpaired surrogate cannot be encoded, so it could never be hashed or checked.
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text") from None
+    return value
+
+
 class RegisterIn(InputModel):
     email: Email
-    password: Annotated[str, Field(min_length=8, max_length=128)]
+    password: Annotated[str, Field(min_length=8, max_length=128), AfterValidator(_encodable)]
     name: Name
 
 
@@ -79,7 +89,7 @@ class IdentityStatusOut(OutputModel):
 
 
 class IdentityReviewIn(InputModel):
-    approved: bool
+    approved: StrictBool
     review_note: Annotated[SafeText, Field(max_length=2000)] | None = None
 
 

@@ -15,6 +15,7 @@ from marketplace.errors import EmailExists, InvalidState, Unauthorized, UserNotF
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
+from marketplace.packages.text import has_forbidden_chars
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ async def create_user(
 
 
 async def authenticate(session: AsyncSession, email: str, password: str) -> User:
+    if has_forbidden_chars(email):
+        # No stored address holds such characters (and PostgreSQL refuses NUL outright).
+        await verify_password(None, "")
+        raise Unauthorized("Invalid e-mail or password")
     user = await session.scalar(select(User).where(User.email == email.lower()))
     if not await verify_password(user.password_hash if user else None, password) or user is None:
         raise Unauthorized("Invalid e-mail or password")

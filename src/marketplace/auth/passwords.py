@@ -19,7 +19,7 @@ async def hash_password(password: str) -> str:
 def _verify(password_hash: str, password: str) -> bool:
     try:
         return _hasher.verify(password_hash, password)
-    except (VerifyMismatchError, VerificationError, InvalidHashError):
+    except (VerifyMismatchError, VerificationError, InvalidHashError, UnicodeEncodeError):
         return False
 
 

@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from marketplace.errors import AppError
 from marketplace.kit.responses import JSONBytes
+from marketplace.kit.routing import InvalidJSON
 
 log = structlog.get_logger("marketplace.errors")
 
@@ -61,6 +62,9 @@ async def _app_error(_request: Request, exc: Exception) -> JSONBytes:
 
 def validation_fields(errors: Sequence[Any]) -> list[dict[str, str]]:
     """Pydantic/FastAPI errors as the contract's `details.fields`: `[{field, message}]`."""
+    for error in errors:
+        if isinstance(error.get("input"), InvalidJSON):
+            return [{"field": "body", "message": error["input"].message}]
     return [
         {"field": _field_name(tuple(e.get("loc", ()))), "message": _field_message(e)}
         for e in errors

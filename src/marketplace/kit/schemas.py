@@ -5,7 +5,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    WithJsonSchema,
+)
 from pydantic.alias_generators import to_camel
 
 from marketplace.packages.text import has_forbidden_chars
@@ -20,10 +28,15 @@ class OutputModel(BaseModel):
 
 
 class InputModel(BaseModel):
-    """Request bodies: camelCase only, unknown fields refused (400 naming the field)."""
+    """Request bodies: camelCase only, unknown fields refused (400 naming the field), and
+    no coercion of booleans and integers (`StrictBool`, `StrictInt`): "yes" is not a
+    boolean and "30" is not a number (CONTRACT 1)."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, extra="forbid", str_strip_whitespace=True, validate_by_name=False
+        alias_generator=to_camel,
+        extra="forbid",
+        str_strip_whitespace=True,
+        validate_by_name=False,
     )
 
 
@@ -52,7 +65,11 @@ def _number_only(value: Any) -> Any:
 
 
 MoneyIn = Annotated[
-    Decimal, BeforeValidator(_number_only), Field(ge=0, max_digits=12, decimal_places=2)
+    Decimal,
+    BeforeValidator(_number_only),
+    Field(ge=0, max_digits=12, decimal_places=2),
+    PlainSerializer(_money_json, return_type=float, when_used="json"),
+    WithJsonSchema({"type": "number", "minimum": 0, "multipleOf": 0.01}),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import ColumnElement, func
@@ -9,6 +10,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import AppError
+
+_CANONICAL_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def is_row_id(value: str) -> bool:
+    """Only the canonical form our ids take; `uuid.UUID()` would also accept 32 bare hex
+    digits, which is a valid pluginKey (CONTRACT 3: an id or a pluginKey in paths)."""
+    return _CANONICAL_ID.match(value) is not None
 
 
 def escape_like(text: str) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, BackgroundTasks, Query, Request, status
+from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession
 from marketplace.kit.pagination import LimitParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import ReviewStatus
 from marketplace.plugins import service, uploads
@@ -45,8 +46,8 @@ from marketplace.plugins.views import (
 )
 from marketplace.review import engine
 
-router = APIRouter(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
-audit_router = APIRouter(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])
+router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
+audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])
 
 Search = Annotated[str | None, Query(max_length=200)]
 

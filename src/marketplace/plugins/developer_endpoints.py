@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import Query, Request, status
 
 from marketplace.auth.deps import Developer, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import ReviewStatus
 from marketplace.plugins import service, uploads
@@ -29,7 +30,7 @@ from marketplace.plugins.schemas import (
 from marketplace.plugins.views import plugin_out, version_out
 from marketplace.review import engine
 
-router = APIRouter(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
+router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
 
 
 @router.get("")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 from fastapi import Depends
@@ -12,20 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.auth.deps import Admin, Developer, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.errors import PluginNotFound, PluginNotOwned, VersionNotFound
+from marketplace.kit.sql import is_row_id
 from marketplace.models import Plugin, PluginVersion, User
-
-
-def _looks_like_id(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 async def find_plugin(session: AsyncSession, plugin_id: str, *, lock: bool = False) -> Plugin:
     """By id first, then by pluginKey (CONTRACT 3); 404 PLUGIN_NOT_FOUND otherwise."""
-    column = Plugin.id if _looks_like_id(plugin_id) else Plugin.plugin_key
+    column = Plugin.id if is_row_id(plugin_id) else Plugin.plugin_key
     query = select(Plugin).where(column == plugin_id)
     if lock:
         # Refresh: an object already in the session would otherwise keep pre-lock values.
@@ -39,7 +31,7 @@ async def find_plugin(session: AsyncSession, plugin_id: str, *, lock: bool = Fal
 async def find_version(
     session: AsyncSession, version_id: str, *, lock: bool = False
 ) -> PluginVersion:
-    if not _looks_like_id(version_id):
+    if not is_row_id(version_id):
         raise VersionNotFound()
     query = select(PluginVersion).where(PluginVersion.id == version_id)
     if lock:

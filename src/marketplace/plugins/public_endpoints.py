@@ -6,15 +6,14 @@ token checks the manifest's category against this one.
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from marketplace.auth.deps import OptionalUser
 from marketplace.db import DbSession
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.plugins import service
 from marketplace.plugins.schemas import PublicCategoryItems, PublicCategoryOut
 
-router = APIRouter(prefix="/api/v1/plugins", tags=["public: plugins"])
+router = api_router(prefix="/api/v1/plugins", tags=["public: plugins"])
 
 
 @router.get("/categories")

@@ -6,8 +6,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from marketplace.kit.jsonsafe import check_json_safe
 from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
@@ -32,9 +33,10 @@ Tags = Annotated[list[Tag], Field(max_length=30)]
 Platform = Literal["darwin", "win32", "linux"]
 Platforms = Annotated[list[Platform], Field(max_length=3)]
 CategoryKey = Annotated[str, Field(min_length=1, max_length=64)]
-ValidityDays = Annotated[int, Field(ge=0, le=36_500)]
+ValidityDays = Annotated[StrictInt, Field(ge=0, le=36_500)]
 VersionText = Annotated[str, Field(min_length=1, max_length=100)]
 Note = Annotated[SafeText, Field(max_length=5000)]
+SortOrder = Annotated[StrictInt, Field(ge=-1_000_000, le=1_000_000)]
 
 
 # ---------- outputs ----------
@@ -222,8 +224,8 @@ class PublishIn(InputModel):
     description_zh: Description
     type: PluginType
     category: CategoryKey = "productivity"
-    is_free: bool = True
-    price: MoneyIn = Decimal("0")
+    is_free: StrictBool = True
+    price: MoneyIn = Field(default=Decimal("0"), json_schema_extra={"default": 0})
     validity_days: ValidityDays | None = None
     tags: Tags = Field(default_factory=list)
     license: Annotated[SafeText, Field(max_length=100)] | None = None
@@ -240,7 +242,13 @@ class AdminCreateIn(PublishIn):
     icon: Annotated[SafeText, Field(max_length=200)] | None = None
     source: Annotated[SafeText, Field(min_length=1, max_length=50)] = "official"
     platforms: Platforms = Field(default_factory=list)
-    featured: bool = False
+    featured: StrictBool = False
+
+
+def _refuse_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("cannot be null")
+    return value
 
 
 class DeveloperUpdateIn(InputModel):
@@ -255,18 +263,24 @@ class DeveloperUpdateIn(InputModel):
     repository: OptionalShort = None
     platforms: Platforms | None = None
 
-    @model_validator(mode="after")
-    def _no_null_required(self) -> DeveloperUpdateIn:
-        for name in ("name", "name_zh", "description", "description_zh", "category"):
-            if name in self.model_fields_set and getattr(self, name) is None:
-                raise ValueError(f"{name} cannot be null")
-        return self
+    # Optional to send, but never cleared (license, homepage and repository may be null).
+    @field_validator(
+        "name", "name_zh", "description", "description_zh", "category", "tags", "platforms"
+    )
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        return _refuse_null(value)
 
 
 class AdminUpdateIn(DeveloperUpdateIn):
-    featured: bool | None = None
-    enabled: bool | None = None
+    featured: StrictBool | None = None
+    enabled: StrictBool | None = None
     icon: Annotated[SafeText, Field(max_length=200)] | None = None
+
+    @field_validator("featured", "enabled")
+    @classmethod
+    def _flags_not_null(cls, value: Any) -> Any:
+        return _refuse_null(value)
 
 
 class PriceIn(InputModel):
@@ -281,30 +295,38 @@ class PriceIn(InputModel):
 
 
 class PluginReviewIn(InputModel):
-    approved: bool
+    approved: StrictBool
     review_note: Note | None = None
-    approve_pending_version: bool | None = None
+    approve_pending_version: StrictBool | None = None
 
 
 class VersionReviewIn(InputModel):
-    approved: bool
+    approved: StrictBool
     review_note: Note | None = None
+
+
+def _json_safe(manifest: dict[str, Any]) -> dict[str, Any]:
+    check_json_safe(manifest)
+    return manifest
+
+
+Changelog = Annotated[SafeText, Field(max_length=20_000)]
 
 
 class CreateVersionIn(InputModel):
     version: VersionText
-    changelog: Annotated[SafeText, Field(max_length=20_000)] | None = None
-    manifest: dict[str, Any]
+    changelog: Changelog | None = None
+    manifest: Annotated[dict[str, Any], AfterValidator(_json_safe)]
 
 
 class CategoryIn(InputModel):
     key: Annotated[str, Field(min_length=2, max_length=64, pattern=r"^[a-z][a-z0-9-]*$")]
     name: Title
     name_zh: Title
-    sort_order: int = 0
+    sort_order: SortOrder = 0
 
 
 class CategoryUpdateIn(InputModel):
     name: Title | None = None
     name_zh: Title | None = None
-    sort_order: int | None = None
+    sort_order: SortOrder | None = None

@@ -16,6 +16,7 @@ from marketplace.errors import (
     PluginKeyExists,
     VersionExists,
 )
+from marketplace.kit.jsonsafe import storable
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import (
@@ -299,7 +300,7 @@ async def add_version(
         plugin_id=plugin.id,
         version=version,
         changelog=changelog,
-        manifest=manifest,
+        manifest=storable(manifest),
         distribution=distribution,
         sha256=sha256,
         size=size,

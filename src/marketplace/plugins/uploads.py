@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 from fastapi import Request
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.config import Settings
@@ -30,6 +31,7 @@ from marketplace.models import Distribution, Plugin, PluginVersion, User
 from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
 from marketplace.plugins import service
 from marketplace.plugins.lookup import find_plugin
+from marketplace.plugins.schemas import Changelog
 from marketplace.storage.pipeline import store_then_commit
 
 FILE_REQUIRED = "Plugin package file is required"
@@ -80,6 +82,21 @@ def _manifest(package: Package) -> dict[str, Any]:
     return package.archive.manifest
 
 
+_CHANGELOG: TypeAdapter[str] = TypeAdapter(Changelog)
+
+
+def _changelog(upload: ReceivedUpload) -> str | None:
+    """The form field follows create-version's rules for the same text."""
+    raw = (upload.fields.get("changelog") or "").strip()
+    if not raw:
+        return None
+    try:
+        return _CHANGELOG.validate_python(raw)
+    except ValidationError as exc:
+        message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise ValidationFailed.field("changelog", message) from None
+
+
 def _required_version(upload: ReceivedUpload) -> str:
     version = upload.fields.get("version", "").strip()
     if not version:
@@ -101,6 +118,7 @@ async def upload_version(
     async with await _receive_package(request, settings) as upload:
         package = _package(upload)
         version = _required_version(upload)
+        changelog = _changelog(upload)
         manifest = _manifest(package)
         plugin = await find_plugin(session, plugin_id, lock=True)
         await service.check_manifest(session, plugin, manifest, version)
@@ -115,7 +133,7 @@ async def upload_version(
                 session,
                 plugin,
                 version=version,
-                changelog=upload.fields.get("changelog") or None,
+                changelog=changelog,
                 manifest=manifest,
                 distribution=Distribution.TARBALL,
                 archive=package.archive,

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession
 from marketplace.kit.pagination import LimitParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.models import ReviewStatus
 from marketplace.plugins.schemas import StatusCounts, VersionReviewIn
@@ -36,7 +37,7 @@ from marketplace.scenarios.views import (
     version_out,
 )
 
-router = APIRouter(
+router = api_router(
     prefix="/api/v1/admin/scenarios",
     tags=["admin: scenarios"],
     route_class=ScenarioRoute,

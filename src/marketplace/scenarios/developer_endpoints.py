@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import Depends, Query, Request, status
 from sqlalchemy import select
 
 from marketplace.auth.deps import Developer, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.models import ReviewStatus, Scenario, User
 from marketplace.plugins.forms import multipart_form
@@ -33,7 +34,7 @@ from marketplace.scenarios.schemas import (
 )
 from marketplace.scenarios.views import scenario_detail, scenario_out, version_out
 
-router = APIRouter(
+router = api_router(
     prefix="/api/v1/marketplace/developer",
     tags=["developer: scenarios"],
     route_class=ScenarioRoute,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated
 
 from fastapi import Depends
@@ -12,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.auth.deps import Admin, Developer, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.errors import ScenarioNotFound, ScenarioNotOwned
+from marketplace.kit.sql import is_row_id
 from marketplace.models import Scenario, ScenarioVersion, User
 
 VERSION_NOT_FOUND = "Scenario version does not exist"
@@ -32,10 +32,8 @@ async def find_scenario(session: AsyncSession, scenario_id: str, *, lock: bool =
 async def find_scenario_version(
     session: AsyncSession, version_id: str, *, lock: bool = False
 ) -> ScenarioVersion:
-    try:
-        uuid.UUID(version_id)
-    except ValueError:
-        raise ScenarioNotFound(VERSION_NOT_FOUND) from None
+    if not is_row_id(version_id):
+        raise ScenarioNotFound(VERSION_NOT_FOUND)
     query = select(ScenarioVersion).where(ScenarioVersion.id == version_id)
     if lock:
         query = query.with_for_update().execution_options(populate_existing=True)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
 from marketplace.auth.deps import CurrentUser, OptionalUser
 from marketplace.db import DbSession
 from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.scenarios import service
 from marketplace.scenarios.routing import ScenarioRoute
@@ -23,7 +24,7 @@ from marketplace.scenarios.schemas import (
 )
 from marketplace.scenarios.views import download_info, public_out
 
-router = APIRouter(
+router = api_router(
     prefix="/api/v1/marketplace/scenarios",
     tags=["marketplace: scenarios"],
     route_class=ScenarioRoute,

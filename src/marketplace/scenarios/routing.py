@@ -9,10 +9,10 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
 
 from marketplace.errors import ScenarioValidationFailed, ValidationFailed
 from marketplace.kit.errors_http import validation_fields, validation_summary
+from marketplace.kit.routing import ApiRoute
 
 
 def scenario_validation_failed(errors: list[Any]) -> ScenarioValidationFailed:
@@ -24,7 +24,7 @@ def _only_body(errors: list[Any]) -> bool:
     return all(tuple(e.get("loc", ()))[:1] == ("body",) for e in errors)
 
 
-class ScenarioRoute(APIRoute):
+class ScenarioRoute(ApiRoute):
     """An APIRoute whose body and form validation failures carry the scenario code."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
 
 from marketplace.errors import AppError, NotFound
+from marketplace.kit.routing import api_router
 from marketplace.storage.base import (
     PACKAGE_CONTENT_TYPE,
     content_disposition,
@@ -17,7 +18,7 @@ from marketplace.storage.base import (
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.storage.local import BLOB_ROUTE, LocalBlobStore
 
-router = APIRouter(tags=["storage"])
+router = api_router(tags=["storage"])
 
 _RANGE_RE = re.compile(r"bytes=(\d*)-(\d*)", re.IGNORECASE)
 

@@ -1,0 +1,50 @@
+"""Free-form JSON from clients (manifests) that every store and client can hold."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+# orjson (responses) and most JSON clients stop at 64-bit integers.
+_INT_LIMIT = 2**63 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_json_safe(value: Any, path: str = "manifest") -> None:
+    """ValueError naming the first value no JSON document can carry faithfully."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:  # iterative: nesting may be deep
+        where, item = stack.pop()
+        if isinstance(item, bool) or item is None:
+            continue
+        if isinstance(item, int):
+            if abs(item) > _INT_LIMIT:
+                raise ValueError(f"{where}: integer out of the 64-bit range")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise ValueError(f"{where}: NaN and Infinity are not JSON")
+        elif isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise ValueError(f"{where}: text with an unpaired surrogate")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if _SURROGATE.search(key):
+                    raise ValueError(f"{where}: key with an unpaired surrogate")
+                stack.append((f"{where}.{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+
+
+def storable(value: Any) -> Any:
+    """NUL cannot be stored in PostgreSQL text or JSONB: keep it visible as U+FFFD.
+
+    Only reached for manifests already refused by automatic validation (a NUL is a
+    control-character finding), so nothing that is served changes."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
