@@ -199,6 +199,14 @@ def proc_status(pid: int) -> dict[str, int]:
     return values
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, all its threads, so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        # The command name in parentheses may contain spaces; the fields follow it.
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def reset_peak(pid: int) -> bool:
     """Reset VmHWM to the current RSS (Linux 4.0+, own processes); False if not possible."""
     try:
@@ -276,6 +284,7 @@ class Run:
     package_bytes: int
     floor_seconds: float
     upload_seconds: float
+    server_cpu_seconds: float
 
 
 @dataclass
@@ -287,6 +296,8 @@ class Results:
     floor_median: float = 0.0
     upload_median: float = 0.0
     ratio: float = 0.0
+    run_ratios: list[float] = field(default_factory=list)
+    server_cpu_median: float = 0.0
     rss_baseline: int = 0
     rss_peak_sampled: int = 0
     rss_hwm: int = 0
@@ -397,14 +408,17 @@ def measure(
             # Floor and upload of the same file, one after the other, so both find it in
             # the page cache and any drift of the machine hits both.
             floor_seconds, sha256 = floor_once(package)
+            cpu_before = cpu_seconds(pid)
             upload_seconds, row = upload(client, plugin_id, package, version)
+            server_cpu = cpu_seconds(pid) - cpu_before
             if row["sha256"] != sha256 or row["size"] != package.stat().st_size:
                 raise RuntimeError(f"the server stored other bytes than sent for {version}")
-            run = Run(version, package.stat().st_size, floor_seconds, upload_seconds)
+            run = Run(version, package.stat().st_size, floor_seconds, upload_seconds, server_cpu)
             results.runs.append(run)
             print(
                 f"run {index}/{runs}: floor {floor_seconds:.3f} s, upload "
-                f"{upload_seconds:.3f} s ({upload_seconds / floor_seconds:.2f}x)",
+                f"{upload_seconds:.3f} s ({upload_seconds / floor_seconds:.2f}x), "
+                f"server CPU {server_cpu:.2f} s",
                 flush=True,
             )
             package.unlink()
@@ -419,6 +433,8 @@ def summarise(results: Results) -> None:
     results.floor_median = statistics.median(r.floor_seconds for r in results.runs)
     results.upload_median = statistics.median(r.upload_seconds for r in results.runs)
     results.ratio = results.upload_median / results.floor_median
+    results.run_ratios = [r.upload_seconds / r.floor_seconds for r in results.runs]
+    results.server_cpu_median = statistics.median(r.server_cpu_seconds for r in results.runs)
     # VmHWM catches a spike between two samples; without the reset it is an upper bound.
     peak = max(results.rss_peak_sampled, results.rss_hwm)
     results.rss_growth = max(0, peak - results.rss_baseline)
@@ -444,7 +460,13 @@ def report(results: Results) -> str:
             f"{results.ratio:.2f}x",
             f"{verdict(results.ratio_pass)} (target <= {TARGET_RATIO:.0f}x)",
         ),
+        (
+            "ratio of each run",
+            f"{min(results.run_ratios):.2f}-{max(results.run_ratios):.2f}x",
+            f"median {statistics.median(results.run_ratios):.2f}x",
+        ),
         ("upload throughput", f"{package_mib / results.upload_median:.0f} MiB/s", ""),
+        ("server CPU per upload (median)", f"{results.server_cpu_median:.2f} s", "user + system"),
         ("server RSS baseline", mb(results.rss_baseline), ""),
         (
             "server RSS peak (sampled)",
