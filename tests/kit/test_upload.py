@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import itertools
 import json
 import os
 import threading
@@ -24,6 +25,7 @@ from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, Readable, i
 from tests.packages.tarballs import package
 
 KIB = 1024
+MIB = 1024 * KIB
 LIMIT = 64 * KIB
 BOUNDARY = "x-test-boundary"
 MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
@@ -602,3 +604,34 @@ class _Slow:
     def read(self, size: int = -1, /) -> bytes:
         time.sleep(0.001)
         return self._source.read(size)
+
+
+async def test_the_worker_starts_writing_the_file_to_disk_as_it_grows(
+    upload_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    advised: list[tuple[int, int, int]] = []
+
+    def record(fd: int, offset: int, length: int, advice: int) -> None:
+        advised.append((offset, length, advice))
+
+    monkeypatch.setattr(os, "posix_fadvise", record, raising=False)
+    monkeypatch.setattr(upload_module, "_FADV_DONTNEED", 4)
+    monkeypatch.setattr(upload_module, "_WRITE_BEHIND_BYTES", 64 * KIB)
+    data = os.urandom(300 * KIB)
+
+    async def body() -> AsyncIterator[bytes]:
+        yield file_head()
+        for index in range(0, len(data), 16 * KIB):
+            yield data[index : index + 16 * KIB]
+        yield b"\r\n" + f"--{BOUNDARY}--\r\n".encode()
+
+    response = await post(make_app(upload_dir, max_file_bytes=MIB), body())
+
+    assert response.json()["onDisk"] == hashlib.sha256(data).hexdigest()
+    # Consecutive ranges from the start, each at least the write-behind step.
+    assert len(advised) >= 3 and all(advice == 4 for _, _, advice in advised)
+    assert [offset for offset, _, _ in advised] == list(
+        itertools.accumulate([0] + [length for _, length, _ in advised[:-1]])
+    )
+    assert all(length >= 64 * KIB for _, length, _ in advised)
+    assert sum(length for _, length, _ in advised) <= len(data)
