@@ -648,7 +648,7 @@ def save(results: Results, output: Path | None) -> Path:
         output.write_text(text)
         return output
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = results.started_at.replace(":", "").replace("-", "").replace("+00:00", "Z")
+    stamp = datetime.fromisoformat(results.started_at).strftime("%Y%m%dT%H%M%SZ")
     path = RESULTS / f"upload-{stamp}.json"
     path.write_text(text)
     (RESULTS / "upload-latest.json").write_text(text)
