@@ -3,7 +3,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import itertools
 import json
+import os
+import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +19,13 @@ from fastapi.responses import JSONResponse
 from starlette.requests import ClientDisconnect
 
 from marketplace.errors import AppError, IconTooLarge, PackageInvalid, PackageTooLarge
-from marketplace.kit.upload import Inspector, ReceivedUpload, receive_upload
-from marketplace.packages.archive import ArchiveLimits, inspect_archive
+from marketplace.kit import upload as upload_module
+from marketplace.kit.upload import Inspector, ReceivedUpload, _Handoff, receive_upload
+from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, Readable, inspect_archive
 from tests.packages.tarballs import package
 
 KIB = 1024
+MIB = 1024 * KIB
 LIMIT = 64 * KIB
 BOUNDARY = "x-test-boundary"
 MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
@@ -475,3 +481,157 @@ async def test_raises_when_the_temp_directory_is_missing(tmp_path: Path) -> None
         await receive_upload(
             request, max_file_bytes=LIMIT, too_large=PackageTooLarge, temp_dir=tmp_path / "none"
         )
+
+
+# The queue between the event loop and the worker thread
+
+
+async def test_handoff_gives_the_worker_the_pieces_in_order_then_the_end() -> None:
+    handoff = _Handoff(limit=1 * KIB)
+    assert await handoff.put([b"a", b"bc"], 3)
+    assert await handoff.put([b"d"], 1)
+    handoff.end()
+
+    taken = await asyncio.to_thread(lambda: [handoff.take() for _ in range(5)])
+
+    assert taken == [b"a", b"bc", b"d", None, None]
+
+
+async def test_handoff_worker_takes_pieces_while_the_event_loop_is_busy() -> None:
+    handoff = _Handoff(limit=1 * KIB)
+    await handoff.put([b"x" * 100] * 3, 300)
+    handoff.end()
+    taken: list[bytes | None] = []
+    worker = threading.Thread(target=lambda: taken.extend(iter(handoff.take, None)))
+
+    worker.start()
+    worker.join(timeout=5)  # blocks the event loop: the worker must not need it
+
+    assert not worker.is_alive()
+    assert taken == [b"x" * 100] * 3
+
+
+async def test_handoff_waits_while_full_until_the_worker_made_room() -> None:
+    handoff = _Handoff(limit=4 * KIB)
+    piece = b"p" * KIB
+    assert await handoff.put([piece] * 4, 4 * KIB)
+    waiting = asyncio.create_task(handoff.put([piece], KIB))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+
+    await asyncio.to_thread(handoff.take)  # 3 KiB left: not yet half empty
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    await asyncio.to_thread(handoff.take)  # 2 KiB left: room
+
+    assert await asyncio.wait_for(waiting, 5) is True
+
+
+async def test_handoff_refuses_pieces_and_wakes_a_waiting_sender_once_the_worker_quit() -> None:
+    handoff = _Handoff(limit=KIB)
+    assert await handoff.put([b"p" * KIB], KIB)
+    waiting = asyncio.create_task(handoff.put([b"q"], 1))
+    await asyncio.sleep(0.05)
+
+    await asyncio.to_thread(handoff.quit)
+
+    assert await asyncio.wait_for(waiting, 5) is False
+    assert await handoff.put([b"r"], 1) is False
+
+
+async def test_handoff_end_with_discard_drops_what_is_queued() -> None:
+    handoff = _Handoff(limit=KIB)
+    await handoff.put([b"a", b"b"], 2)
+
+    handoff.end(discard=True)
+
+    assert await asyncio.to_thread(handoff.take) is None
+
+
+async def test_handoff_survives_a_sender_cancelled_while_waiting() -> None:
+    handoff = _Handoff(limit=KIB)
+    await handoff.put([b"p" * KIB], KIB)
+    waiting = asyncio.create_task(handoff.put([b"q"], 1))
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+
+    assert await asyncio.to_thread(handoff.take) == b"p" * KIB  # wakes a cancelled waiter
+    assert await handoff.put([b"r"], 1)
+
+
+async def test_a_large_upload_through_a_slow_inspector_keeps_the_queue_bounded(
+    upload_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    peak = 0
+    real_put = _Handoff.put
+
+    async def watched_put(self: _Handoff, pieces: list[bytes], size: int) -> bool:
+        nonlocal peak
+        accepted = await real_put(self, pieces, size)
+        peak = max(peak, self._queued)
+        return accepted
+
+    def slow_inspector(source: Readable) -> ArchiveInfo:
+        return inspector(4 * 1024 * KIB)(_Slow(source))
+
+    monkeypatch.setattr(_Handoff, "put", watched_put)
+    monkeypatch.setattr(upload_module, "_HANDOFF_QUEUE_BYTES", 64 * KIB)
+    data = package(MANIFEST, {"index.js": os.urandom(2 * 1024 * KIB)})
+    pieces = [data[index : index + 16 * KIB] for index in range(0, len(data), 16 * KIB)]
+
+    async def body() -> AsyncIterator[bytes]:
+        yield file_head()
+        for piece in pieces:
+            yield piece
+        yield b"\r\n" + f"--{BOUNDARY}--\r\n".encode()
+
+    app = make_app(upload_dir, inspector=slow_inspector, max_file_bytes=4 * 1024 * KIB)
+    response = await post(app, body())
+
+    assert response.json()["sha256"] == hashlib.sha256(data).hexdigest()
+    # The limit, plus the one batch of at least _HANDOFF_BYTES that may overshoot it.
+    assert 0 < peak < 64 * KIB + 2 * upload_module._HANDOFF_BYTES
+
+
+class _Slow:
+    """A source whose reads take a little time, as a busy worker thread's would."""
+
+    def __init__(self, source: Readable) -> None:
+        self._source = source
+
+    def read(self, size: int = -1, /) -> bytes:
+        time.sleep(0.001)
+        return self._source.read(size)
+
+
+async def test_the_worker_starts_writing_the_file_to_disk_as_it_grows(
+    upload_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    advised: list[tuple[int, int, int]] = []
+
+    def record(fd: int, offset: int, length: int, advice: int) -> None:
+        advised.append((offset, length, advice))
+
+    monkeypatch.setattr(os, "posix_fadvise", record, raising=False)
+    monkeypatch.setattr(upload_module, "_FADV_DONTNEED", 4)
+    monkeypatch.setattr(upload_module, "_WRITE_BEHIND_BYTES", 64 * KIB)
+    data = os.urandom(300 * KIB)
+
+    async def body() -> AsyncIterator[bytes]:
+        yield file_head()
+        for index in range(0, len(data), 16 * KIB):
+            yield data[index : index + 16 * KIB]
+        yield b"\r\n" + f"--{BOUNDARY}--\r\n".encode()
+
+    response = await post(make_app(upload_dir, max_file_bytes=MIB), body())
+
+    assert response.json()["onDisk"] == hashlib.sha256(data).hexdigest()
+    # Consecutive ranges from the start, each at least the write-behind step.
+    assert len(advised) >= 3 and all(advice == 4 for _, _, advice in advised)
+    assert [offset for offset, _, _ in advised] == list(
+        itertools.accumulate([0] + [length for _, length, _ in advised[:-1]])
+    )
+    assert all(length >= 64 * KIB for _, length, _ in advised)
+    assert sum(length for _, length, _ in advised) <= len(data)

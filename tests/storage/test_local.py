@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import time
@@ -83,6 +84,102 @@ async def test_putting_an_existing_key_renews_its_age(
     assert info.modified_at.timestamp() > old + 3600
 
 
+def no_hard_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As when the caller's file is on another file system than the store."""
+
+    def cross_device(src: Any, dst: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+
+
+async def test_put_file_on_the_same_file_system_links_instead_of_copying(
+    local_store: LocalBlobStore, put_blob: BlobPutter
+) -> None:
+    blob = await put_blob(local_store, PACKAGE)
+
+    stored = local_store.root / blob.key
+    assert stored.samefile(blob.path)
+    assert stored.read_bytes() == PACKAGE
+    assert [p.name for p in stored.parent.iterdir()] == [stored.name]
+
+
+async def test_the_callers_file_may_be_removed_after_a_linked_put(
+    local_store: LocalBlobStore, put_blob: BlobPutter
+) -> None:
+    blob = await put_blob(local_store, PACKAGE)
+
+    blob.path.unlink()
+
+    assert (local_store.root / blob.key).read_bytes() == PACKAGE
+    assert [k async for k in local_store.iter_keys()] == [blob.key]
+
+
+async def test_put_file_makes_the_bytes_durable_before_the_name_and_the_name_after(
+    local_store: LocalBlobStore, make_blob: BlobMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blob = make_blob(PACKAGE)
+    dest = local_store.root / blob.key
+    events: list[str] = []
+    real_fsync, real_link = os.fsync, os.link
+
+    def fsync(fd: int) -> None:
+        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        events.append(f"fsync {'source' if target == blob.path else target.name}")
+        real_fsync(fd)
+
+    def link(src: Any, dst: Any, **kwargs: Any) -> None:
+        events.append("link")
+        real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "link", link)
+
+    await local_store.put_file(
+        blob.key, blob.path, content_type="application/gzip", sha256=blob.sha256
+    )
+
+    # New shard folders are recorded in their parents; the blob's folder comes last.
+    assert events[-3:] == ["fsync source", "link", f"fsync {dest.parent.name}"]
+    assert f"fsync {local_store.root.name}" in events[:-3]
+
+
+async def test_put_file_copies_when_it_cannot_link(
+    local_store: LocalBlobStore, put_blob: BlobPutter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_hard_links(monkeypatch)
+
+    blob = await put_blob(local_store, PACKAGE)
+
+    stored = local_store.root / blob.key
+    assert stored.read_bytes() == PACKAGE
+    assert not stored.samefile(blob.path)
+    assert blob.path.read_bytes() == PACKAGE
+    assert [p.name for p in stored.parent.iterdir()] == [stored.name]
+
+
+async def test_put_file_of_bytes_a_concurrent_put_linked_first_succeeds(
+    local_store: LocalBlobStore, make_blob: BlobMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blob = make_blob(PACKAGE)
+    other = make_blob(PACKAGE)  # the same bytes, received by another request
+    real_link = os.link
+
+    def lose_the_race(src: Any, dst: Any, **kwargs: Any) -> None:
+        real_link(other.path, dst)  # the other request links between our check and link
+        real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", lose_the_race)
+
+    await local_store.put_file(
+        blob.key, blob.path, content_type="application/gzip", sha256=blob.sha256
+    )
+
+    stored = local_store.root / blob.key
+    assert stored.samefile(other.path)
+    assert stored.read_bytes() == PACKAGE
+
+
 async def test_failed_write_leaves_neither_blob_nor_temporary_file(
     local_store: LocalBlobStore, put_blob: BlobPutter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +187,7 @@ async def test_failed_write_leaves_neither_blob_nor_temporary_file(
         dst.write(src.read(1000))
         raise OSError("disk full")
 
+    no_hard_links(monkeypatch)
     monkeypatch.setattr(shutil, "copyfileobj", copy_half_then_fail)
 
     with pytest.raises(OSError, match="disk full"):

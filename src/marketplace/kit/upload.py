@@ -2,8 +2,10 @@
 
 The file part goes to a temporary file while its SHA-256 is computed, and, when an
 inspector is given, through the inspector at the same time: one worker thread per upload
-pulls the file bytes from a small in-memory queue, writes and hashes them, and hands them
+takes the file bytes from a small bounded queue, writes and hashes them, and hands them
 to the inspector's blocking read(). The event loop only receives and parses the body.
+The queue is thread-safe, so the worker never waits for the event loop to be free to
+take the next piece; the event loop waits only while the queue is full.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +25,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, Self
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
@@ -34,13 +37,19 @@ if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
 
 KIB = 1024
+MIB = 1024 * KIB
 TEXT_FIELD_MAX_BYTES = 64 * KIB
 # Room for boundaries and part headers on top of the file and text fields.
 _FORM_OVERHEAD = 16 * KIB
 _PART_OVERHEAD = KIB
-# File bytes are handed to the worker in pieces of about this size, a few at a time.
-_HANDOFF_BYTES = 256 * KIB
-_HANDOFF_QUEUE = 4
+# Parsed file bytes are queued for the worker once at least this many have collected
+# (body chunks are usually bigger, so each chunk goes as it is, without a copy) ...
+_HANDOFF_BYTES = 64 * KIB
+# ... and the event loop stops reading the body while this many wait in the queue.
+_HANDOFF_QUEUE_BYTES = MIB
+# The worker asks the kernel to start writing the file to disk every this many bytes.
+_WRITE_BEHIND_BYTES = 8 * MIB
+_FADV_DONTNEED: int | None = getattr(os, "POSIX_FADV_DONTNEED", None)
 # Each upload holds a worker thread while its body arrives; a limiter of their own keeps
 # slow uploads from starving anyio's default pool that FastAPI's sync code uses.
 UPLOAD_WORKER_THREADS = 32
@@ -121,9 +130,15 @@ async def receive_upload(
             if received > body_cap:
                 raise too_large()
             _parse(parser, chunk)
-            sink = await _hand_off(form, sink, temp_dir, inspector)
-            if sink is not None and sink.stopped:
-                break
+            # Start the sink once the file has bytes (or ended), before anything awaits,
+            # so that every error path below sees it and stops its worker.
+            if sink is None and (form.file_data or form.file_needs_sink):
+                sink = _FileSink(temp_dir, inspector)
+            if sink is not None:
+                pieces, form.file_data = form.file_data, []
+                await sink.feed(pieces)
+                if sink.stopped:
+                    break
         if (sink is None or not sink.stopped) and not form.ended:
             raise ValidationFailed("The multipart body is incomplete")
         if sink is not None:
@@ -161,18 +176,6 @@ def _parse(parser: MultipartParser, chunk: bytes) -> None:
         parser.write(chunk)
     except FormParserError:
         raise ValidationFailed("The multipart body is malformed") from None
-
-
-async def _hand_off(
-    form: _Form, sink: _FileSink | None, temp_dir: Path, inspector: Inspector | None
-) -> _FileSink | None:
-    """Start the file sink once the file has bytes (or ended), and pass it what was parsed."""
-    if sink is None and (form.file_data or form.file_needs_sink):
-        sink = _FileSink(temp_dir, inspector)
-    if sink is not None:
-        pieces, form.file_data = form.file_data, []
-        await sink.feed(pieces)
-    return sink
 
 
 def _result(form: _Form, sink: _FileSink | None) -> ReceivedUpload:
@@ -307,13 +310,90 @@ def _upload_limiter() -> anyio.CapacityLimiter:
     return limiter
 
 
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():  # a cancelled upload stopped waiting
+        waiter.set_result(None)
+
+
+class _Handoff:
+    """Byte pieces from the event loop to one worker thread; about `limit` bytes at most.
+
+    The worker takes pieces under a lock, without the event loop's help. The event loop
+    awaits only while the queue is full; the worker wakes it (call_soon_threadsafe) once
+    the queue is half empty.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._limit = limit
+        self._pieces: deque[bytes] = deque()
+        self._queued = 0
+        self._changed = threading.Condition(threading.Lock())
+        self._ended = False  # no more pieces will come
+        self._quit = False  # the worker takes no more pieces
+        self._room: asyncio.Future[None] | None = None
+
+    # The event loop's side.
+
+    async def put(self, pieces: list[bytes], size: int) -> bool:
+        """Queue the pieces, waiting while the queue is full; False if the worker quit."""
+        while True:
+            with self._changed:
+                if self._quit:
+                    return False
+                if self._queued < self._limit:
+                    self._pieces.extend(pieces)
+                    self._queued += size
+                    self._changed.notify()
+                    return True
+                room = self._room = self._loop.create_future()
+            await room
+
+    def end(self, *, discard: bool = False) -> None:
+        """No more pieces; with discard, the queued ones are dropped too."""
+        with self._changed:
+            if discard:
+                self._pieces.clear()
+                self._queued = 0
+            self._ended = True
+            self._changed.notify()
+
+    # The worker thread's side.
+
+    def take(self) -> bytes | None:
+        """The next piece, waiting for it; None at the end."""
+        room = None
+        with self._changed:
+            while not self._pieces:
+                if self._ended:
+                    return None
+                self._changed.wait()
+            piece = self._pieces.popleft()
+            self._queued -= len(piece)
+            if self._room is not None and self._queued <= self._limit // 2:
+                room, self._room = self._room, None
+        if room is not None:
+            self._loop.call_soon_threadsafe(_wake, room)
+        return piece
+
+    def quit(self) -> None:
+        """The worker stops taking pieces; wakes the event loop if it waits for room."""
+        with self._changed:
+            self._quit = True
+            self._pieces.clear()
+            self._queued = 0
+            room, self._room = self._room, None
+        if room is not None:
+            self._loop.call_soon_threadsafe(_wake, room)
+
+
 class _FileSink:
     """One worker thread per file: write to a temp file, hash, and feed the inspector."""
 
     def __init__(self, temp_dir: Path, inspector: Inspector | None) -> None:
         self._temp_dir = temp_dir
         self._inspector = inspector
-        self._send, self._receive = anyio.create_memory_object_stream[bytes](_HANDOFF_QUEUE)
+        self._handoff = _Handoff(_HANDOFF_QUEUE_BYTES)
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self._hasher = hashlib.sha256()
@@ -339,7 +419,7 @@ class _FileSink:
     async def finish(self) -> None:
         """All bytes are in: let the worker complete, and raise what it raised."""
         await self._flush()
-        self._send.close()
+        self._handoff.end()
         try:
             await self._task
         except BaseException:
@@ -348,7 +428,7 @@ class _FileSink:
 
     async def abort(self) -> None:
         """The request failed: stop the worker, wait for it, delete the file."""
-        self._send.close()
+        self._handoff.end(discard=True)
         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
             await self._task
         self.remove_file()
@@ -360,11 +440,9 @@ class _FileSink:
     async def _flush(self) -> None:
         if not self._pending or self.stopped:
             return
-        chunk = b"".join(self._pending)
+        pieces, size = self._pending, self._pending_bytes
         self._pending, self._pending_bytes = [], 0
-        try:
-            await self._send.send(chunk)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        if not await self._handoff.put(pieces, size):
             self.stopped = True
 
     # Everything below runs in the worker thread.
@@ -374,14 +452,14 @@ class _FileSink:
             fd, name = tempfile.mkstemp(dir=self._temp_dir, prefix="upload-", suffix=".part")
             self.path = Path(name)
             with os.fdopen(fd, "wb") as out:
-                reader = _TeeReader(self._next_chunk, out, self._hasher)
+                reader = _TeeReader(self._handoff.take, out, self._hasher)
                 if self._inspector is not None and not self._inspect(self._inspector, reader):
                     return
                 reader.drain()
                 self.size = reader.size
         finally:
-            # Wakes a sender blocked on a full queue when the worker quits early.
-            anyio.from_thread.run_sync(self._receive.close)
+            # Wakes the event loop if it waits for room while the worker quits early.
+            self._handoff.quit()
 
     def _inspect(self, inspector: Inspector, reader: _TeeReader) -> bool:
         try:
@@ -391,12 +469,6 @@ class _FileSink:
             self.stopped = True
             return False
         return True
-
-    def _next_chunk(self) -> bytes | None:
-        try:
-            return anyio.from_thread.run(self._receive.receive)
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return None
 
 
 class _TeeReader:
@@ -413,6 +485,7 @@ class _TeeReader:
         self._hasher = hasher
         self._chunk = b""
         self._offset = 0
+        self._written_back = 0
         self.size = 0
 
     def read(self, size: int = -1, /) -> bytes:
@@ -440,4 +513,21 @@ class _TeeReader:
         self._hasher.update(chunk)
         self.size += len(chunk)
         self._chunk, self._offset = chunk, 0
+        if self.size - self._written_back >= _WRITE_BEHIND_BYTES:
+            self._write_back()
         return True
+
+    def _write_back(self) -> None:
+        """Start writing what is in the page cache to disk, without waiting for it.
+
+        The file is fsynced before it becomes a blob; bytes already on their way to disk
+        by then make that fsync short. Linux starts writeback of dirty pages on
+        POSIX_FADV_DONTNEED (pages being written are not dropped), which PostgreSQL also
+        relies on where sync_file_range is missing; elsewhere this does nothing.
+        """
+        if _FADV_DONTNEED is None:
+            return
+        self._out.flush()
+        start, self._written_back = self._written_back, self.size
+        with contextlib.suppress(OSError):
+            os.posix_fadvise(self._out.fileno(), start, self.size - start, _FADV_DONTNEED)

@@ -28,7 +28,11 @@ GIB = 1024 * MIB
 MANIFEST_NAME = "manifest.json"
 
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only, CRC and length verified
-_CHUNK = 256 * KIB
+# Inflated bytes are produced, and tarfile reads, at most this many at a time. zlib and
+# tarfile allocate a new buffer per piece; pieces over glibc's initial mmap threshold
+# (128 KiB) may each get fresh pages from the kernel, depending on the allocator's state:
+# inspecting 100 MiB then took 0.14 s of CPU with 256 KiB pieces, 0.03-0.04 s with 64 KiB.
+_CHUNK = 64 * KIB
 _SOURCE_CHUNK = 64 * KIB
 _GZIP_MAGIC = b"\x1f\x8b"
 _EXTENDED_HEADERS = frozenset(
@@ -197,7 +201,8 @@ class _Inflater:
         self.inflated = 0
 
     def read(self, size: int = -1, /) -> bytes:
-        size = _CHUNK if size < 0 else size
+        # A short read is allowed; tarfile asks again for the rest.
+        size = _CHUNK if size < 0 else min(size, _CHUNK)
         while size:
             if self._zlib.eof and not self._start_next_member():
                 return b""

@@ -82,7 +82,9 @@ class BlobStore(Protocol):
 
         Atomic: readers see the whole blob or none. Putting an existing key succeeds without
         rewriting it but refreshes its age, so `collect_garbage` spares it until the caller's
-        row commits. The caller keeps ownership of `path` and removes it afterwards.
+        row commits. The caller keeps ownership of `path` and removes it afterwards, but
+        must not write to it again: the local store gives the blob the same file (a hard
+        link) when both are on one file system, instead of copying the bytes.
         """
         ...
 

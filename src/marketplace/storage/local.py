@@ -60,21 +60,10 @@ class LocalBlobStore:
             return
         except FileNotFoundError:
             pass
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        # The temporary file sits in the blob's folder so os.replace is an atomic rename;
-        # its dotted name never matches a key, so listings skip it.
-        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=TEMP_PREFIX)
-        try:
-            with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-                shutil.copyfileobj(src, out, _COPY_BUFFER)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp_name, dest)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp_name)
-            raise
-        # The rename must survive a crash before the version row commits (invariant 3).
+        _make_dirs(dest.parent)
+        if not _link_into_place(source, dest):
+            _copy_into_place(source, dest)
+        # The new name must survive a crash before the version row commits (invariant 3).
         _fsync_dir(dest.parent)
 
     async def exists(self, key: str) -> bool:
@@ -190,6 +179,57 @@ class LocalBlobStore:
 
     async def aclose(self) -> None:
         return None
+
+
+def _link_into_place(source: Path, dest: Path) -> bool:
+    """Give the already written source file the blob's name too, without copying its bytes.
+
+    The usual case: uploads are received into data_dir/uploads, on the file system of the
+    blob folder. The bytes are made durable before the name appears, and a hard link
+    appears atomically, whole, so no temporary name is needed. The caller's file stays
+    where it is and shares the blob's bytes: it is only removed afterwards, never
+    written to again. False (nothing done) where linking is impossible: another file
+    system, or one without hard links.
+    """
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(source, dest)
+    except FileExistsError:
+        # A concurrent upload of the same bytes got there first: the blob is whole.
+        os.utime(dest)
+    except OSError:
+        return False  # EXDEV, EPERM, ENOTSUP ...: fall back to a copy
+    return True
+
+
+def _copy_into_place(source: Path, dest: Path) -> None:
+    # The temporary file sits in the blob's folder so os.replace is an atomic rename;
+    # its dotted name never matches a key, so listings skip it.
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=TEMP_PREFIX)
+    try:
+        with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+            shutil.copyfileobj(src, out, _COPY_BUFFER)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _make_dirs(folder: Path) -> None:
+    """mkdir -p, and make every folder it creates survive a crash."""
+    if folder.is_dir():
+        return
+    _make_dirs(folder.parent)
+    with contextlib.suppress(FileExistsError):  # a concurrent upload made it
+        folder.mkdir()
+    _fsync_dir(folder.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
