@@ -14,6 +14,8 @@ from starlette.responses import PlainTextResponse, Response
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.auth.ratelimit import RateLimiter
+from marketplace.catalog.endpoints import router as catalog_router
+from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.config import Settings, get_settings
 from marketplace.db import make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
@@ -54,6 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth_router)
     app.include_router(developer_router)
     app.include_router(accounts_admin_router)
+    app.include_router(catalog_router)
+    app.include_router(commerce_router)
     _add_operations_routes(app)
 
     # Outermost first: request context wraps rate limiting wraps the app.

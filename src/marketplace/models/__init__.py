@@ -13,11 +13,13 @@ from marketplace.models.catalog import (
     ReviewStatus,
 )
 from marketplace.models.commerce import Install, Purchase, Rating
+from marketplace.models.generation import CatalogGeneration
 
 __all__ = [
     "SEED_CATEGORIES",
     "AuditLog",
     "Base",
+    "CatalogGeneration",
     "Category",
     "DeveloperProfile",
     "Distribution",
