@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from marketplace.app import create_app, shutdown
 from marketplace.catalog.cache import (
+    CachedBody,
     CatalogCache,
     Generation,
     bump_catalog_generation,
@@ -250,7 +251,5 @@ def test_cache_evicts_least_recently_used_beyond_its_byte_budget() -> None:
     assert cache.response(gen, "d") is not None
 
 
-def _body(body: bytes):  # type: ignore[no-untyped-def]
-    from marketplace.catalog.cache import CachedBody
-
+def _body(body: bytes) -> CachedBody:
     return CachedBody(data={}, body=body, etag='"e"', plugin_ids=(), shape="none")

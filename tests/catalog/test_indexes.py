@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import Select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog import service
@@ -20,7 +20,7 @@ _SORT_INDEXES = (
 )
 
 
-def _sql(session: AsyncSession, stmt) -> str:  # type: ignore[no-untyped-def]
+def _sql(session: AsyncSession, stmt: Select[str]) -> str:
     dialect = session.get_bind().dialect
     return str(stmt.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
 
-from marketplace.models import Rating
-from tests.factories import Factory
+from marketplace.models import Plugin, Rating
+from tests.factories import Account, Factory
 from tests.helpers import err, field_names, ok
 
 API = "/api/v1/plugins"
@@ -21,7 +22,7 @@ UNLISTED = [
 ]
 
 
-def keys(data: dict) -> list[str]:  # type: ignore[type-arg]
+def keys(data: dict[str, Any]) -> list[str]:
     return [item["pluginKey"] for item in data["items"]]
 
 
@@ -124,7 +125,7 @@ async def test_detail_by_plugin_key(client: httpx.AsyncClient, factory: Factory)
 
 @pytest.mark.parametrize("state", UNLISTED)
 async def test_detail_of_unlisted_plugin_is_404(
-    client: httpx.AsyncClient, factory: Factory, state: dict
+    client: httpx.AsyncClient, factory: Factory, state: dict[str, Any]
 ) -> None:
     plugin = await factory.plugin(**state)
     err(await client.get(f"{API}/detail/{plugin.id}"), 404, "PLUGIN_NOT_FOUND")
@@ -237,7 +238,7 @@ async def test_versions_of_a_paid_plugin_hide_the_mcp_launch_block(
 
 @pytest.mark.parametrize("state", UNLISTED)
 async def test_versions_of_unlisted_plugin_is_404(
-    client: httpx.AsyncClient, factory: Factory, state: dict
+    client: httpx.AsyncClient, factory: Factory, state: dict[str, Any]
 ) -> None:
     plugin = await factory.plugin(**state)
     await factory.version(plugin, review_status="approved", is_latest=False)
@@ -247,7 +248,9 @@ async def test_versions_of_unlisted_plugin_is_404(
 # ---------------------------------------------------------------- reviews
 
 
-async def _rating(factory: Factory, plugin, score: int, comment: str | None, age_days: int):  # type: ignore[no-untyped-def]
+async def _rating(
+    factory: Factory, plugin: Plugin, score: int, comment: str | None, age_days: int
+) -> Account:
     user = await factory.user(name=f"Rater {score}{age_days}")
     async with factory.sessions() as session:
         when = datetime.now(UTC) - timedelta(days=age_days)
@@ -300,7 +303,7 @@ async def test_reviews_of_unrated_plugin_have_null_average(
 
 @pytest.mark.parametrize("state", UNLISTED)
 async def test_reviews_of_unlisted_plugin_is_404(
-    client: httpx.AsyncClient, factory: Factory, state: dict
+    client: httpx.AsyncClient, factory: Factory, state: dict[str, Any]
 ) -> None:
     plugin = await factory.plugin(**state)
     err(await client.get(f"{API}/reviews/{plugin.id}"), 404, "PLUGIN_NOT_FOUND")
@@ -313,3 +316,27 @@ async def test_reviews_page_zero_is_400(client: httpx.AsyncClient, factory: Fact
         400,
         "VALIDATION_FAILED",
     )
+
+
+async def test_openapi_describes_public_and_user_endpoints(client: httpx.AsyncClient) -> None:
+    spec = (await client.get("/openapi.json")).json()
+    paths = spec["paths"]
+    for path in (
+        "/api/v1/plugins/browse",
+        "/api/v1/plugins/featured",
+        "/api/v1/plugins/popular",
+        "/api/v1/plugins/categories",
+        "/api/v1/plugins/detail/{plugin_id}",
+        "/api/v1/plugins/versions/{plugin_id}",
+        "/api/v1/plugins/reviews/{plugin_id}",
+        "/api/v1/plugins/download/{plugin_id}/{version}",
+        "/api/v1/plugins/install/{plugin_id}",
+        "/api/v1/plugins/installed",
+        "/api/v1/plugins/purchase/{plugin_id}",
+        "/api/v1/plugins/rate/{plugin_id}",
+    ):
+        assert path in paths, path
+    browse = paths["/api/v1/plugins/browse"]["get"]
+    assert "304" in browse["responses"]
+    assert "$ref" in str(browse["responses"]["200"]["content"]["application/json"]["schema"])
+    assert "PublicPluginOut" in spec["components"]["schemas"]

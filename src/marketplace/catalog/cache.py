@@ -41,6 +41,9 @@ async def bump_catalog_generation(session: AsyncSession, *, listing: bool = True
     decision, a takedown, an update of fields, price or icon, a version becoming current,
     a category change, a deletion. `listing=False` is for changes that cannot move a plugin
     in or out of a filter or search result (download counts, ratings): cached totals stay.
+
+    It updates one row, held until commit: call it last, after any plugin row lock, so all
+    writers take the locks in one order (plugin, then generation) and never deadlock.
     """
     row = CatalogGeneration
     values = {"id": 1, "generation": 1, "listing_generation": 1}

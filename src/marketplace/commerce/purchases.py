@@ -190,9 +190,11 @@ async def buy(
         provider=provider.name,
         purchased_at=utcnow(),
     )
-    session.add(purchase)
     try:
+        # Added inside the savepoint: begin_nested() flushes pending objects before it opens
+        # the SAVEPOINT, and a conflict there would end the whole transaction.
         async with session.begin_nested():
+            session.add(purchase)
             await session.flush()
     except IntegrityError:
         if idempotency_key is None:

@@ -115,9 +115,11 @@ async def report_install(
         record = Install(
             user_id=user.id, plugin_id=plugin.id, version=version.version, installed_at=now
         )
-        session.add(record)
         try:
+            # Added inside the savepoint: begin_nested() flushes pending objects before it
+            # opens the SAVEPOINT, and a conflict there would end the whole transaction.
             async with session.begin_nested():
+                session.add(record)
                 await session.flush()
         except IntegrityError:  # the same user's concurrent first report won
             record = await _own_install(session, user.id, plugin.id)
@@ -195,9 +197,9 @@ async def rate(
     created = False
     if rating is None:
         rating = Rating(user_id=user.id, plugin_id=plugin.id, score=score, comment=comment)
-        session.add(rating)
         try:
-            async with session.begin_nested():
+            async with session.begin_nested():  # add inside: see report_install
+                session.add(rating)
                 await session.flush()
             created = True
         except IntegrityError:  # the same user's concurrent first rating won
