@@ -131,16 +131,48 @@ async def test_takedown_changes_etag_and_hides_the_plugin_at_once(
     assert ok(await client.get(f"{API}/browse"))["total"] == 0
 
 
-async def test_cached_browse_is_reused_until_the_generation_moves(
+async def test_anonymous_cache_hit_runs_no_query_through_the_orm(
     client: httpx.AsyncClient, factory: Factory, statements: list[str]
 ) -> None:
+    """A hit is one generation check on the reader's own connection, then cached bytes."""
     await factory.plugin()
-    await client.get(f"{API}/browse")
+    first = await client.get(f"{API}/browse")
     statements.clear()
-    await client.get(f"{API}/browse")
+    again = await client.get(f"{API}/browse")
+    assert again.content == first.content
+    assert statements == []
+
+
+async def test_logged_in_cache_hit_queries_only_purchases(
+    client: httpx.AsyncClient, factory: Factory, statements: list[str]
+) -> None:
+    user = await factory.user()
+    await factory.plugin()
+    await client.get(f"{API}/browse", headers=user.headers)
+    statements.clear()
+    await client.get(f"{API}/browse", headers=user.headers)
     queries = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
-    assert len(queries) == 1
-    assert "FROM catalog_generation" in queries[0]
+    assert not [q for q in queries if "FROM plugins" in q]
+    assert len([q for q in queries if "FROM purchases" in q]) == 1
+
+
+async def test_generation_falls_back_to_the_session_when_the_reader_cannot_answer(
+    factory: Factory,
+) -> None:
+    class Unavailable:
+        async def read(self) -> Generation | None:
+            return None
+
+        def close(self) -> None:
+            pass
+
+    async with factory.sessions() as session:
+        await bump_catalog_generation(session)
+        await session.commit()
+    async with factory.sessions() as session:
+        expected = await read_generation(session)
+        assert await read_generation(session, Unavailable()) == expected
+        assert expected.generation >= 1
 
 
 async def test_a_write_in_one_process_is_seen_by_another_at_once(
@@ -253,3 +285,52 @@ def test_cache_evicts_least_recently_used_beyond_its_byte_budget() -> None:
 
 def _body(body: bytes) -> CachedBody:
     return CachedBody(data={}, body=body, etag='"e"', plugin_ids=(), shape="none")
+
+
+async def test_invalid_token_is_401_even_when_the_answer_is_cached(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    await factory.plugin()
+    ok(await client.get(f"{API}/browse"))
+    err(
+        await client.get(f"{API}/browse", headers={"Authorization": "Bearer expired.or.forged"}),
+        401,
+        "UNAUTHORIZED",
+    )
+
+
+async def test_invalid_parameters_are_400_even_when_other_pages_are_cached(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    await factory.plugin()
+    ok(await client.get(f"{API}/browse"))
+    err(await client.get(f"{API}/browse", params={"page": 0}), 400, "VALIDATION_FAILED")
+
+
+async def test_coalesced_reads_never_return_a_value_read_before_the_caller_arrived() -> None:
+    import asyncio
+
+    from marketplace.catalog.cache import PostgresGenerationReader
+
+    class Counting(PostgresGenerationReader):
+        def __init__(self) -> None:
+            super().__init__(engine=None)  # type: ignore[arg-type]
+            self.reads = 0
+            self.gate = asyncio.Event()
+
+        async def _read_once(self) -> Generation | None:
+            self.reads += 1
+            number = self.reads
+            await self.gate.wait()
+            return Generation(number, number)
+
+    reader = Counting()
+    first = asyncio.create_task(reader.read())
+    await asyncio.sleep(0)  # the first read is now in flight
+    later = [asyncio.create_task(reader.read()) for _ in range(5)]
+    await asyncio.sleep(0)
+    reader.gate.set()
+    assert (await first).generation == 1
+    # All five arrived during read 1, so they share read 2, which started after them.
+    assert {(await task).generation for task in later} == {2}
+    assert reader.reads == 2

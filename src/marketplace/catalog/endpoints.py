@@ -14,7 +14,7 @@ from starlette.responses import Response
 from marketplace.auth.deps import OptionalUser
 from marketplace.catalog import service
 from marketplace.catalog.cache import Generation, catalog_cache
-from marketplace.catalog.http import NOT_MODIFIED, Built, serve_public
+from marketplace.catalog.http import NOT_MODIFIED, Built, CachedPublicRoute, serve_public
 from marketplace.catalog.schemas import (
     BrowsePage,
     BrowseSort,
@@ -35,7 +35,9 @@ from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.schemas import Envelope
 from marketplace.models import PluginType
 
-router = APIRouter(prefix="/api/v1/plugins", tags=["marketplace: public"])
+router = APIRouter(
+    prefix="/api/v1/plugins", tags=["marketplace: public"], route_class=CachedPublicRoute
+)
 
 MAX_TOP = 50
 
@@ -51,7 +53,7 @@ def _search_text(value: str) -> str:
 SearchText = Annotated[str, AfterValidator(_search_text)]
 
 
-def browse_query(
+async def browse_query(
     q: Annotated[SearchText | None, Query(max_length=200, description="Substring to find")] = None,
     category: Annotated[str | None, Query(max_length=64)] = None,
     type: Annotated[PluginType | None, Query()] = None,
@@ -72,7 +74,7 @@ class Top:
     limit: int
 
 
-def top_limit(limit: Annotated[int, Query(ge=1)] = 10) -> Top:
+async def top_limit(limit: Annotated[int, Query(ge=1)] = 10) -> Top:
     return Top(min(limit, MAX_TOP))
 
 
@@ -117,7 +119,7 @@ async def browse(
             BrowsePage(items=items, total=total, page=page.page, page_size=page.size), "items"
         )
 
-    return await serve_public(request, session, user, ("browse", query, page), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/featured", response_model=Envelope[PluginItems], responses=NOT_MODIFIED)
@@ -130,7 +132,7 @@ async def featured(
         rows = await service.top_plugins(session, top.limit, featured=True)
         return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
 
-    return await serve_public(request, session, user, ("featured", top.limit), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/popular", response_model=Envelope[PluginItems], responses=NOT_MODIFIED)
@@ -143,7 +145,7 @@ async def popular(
         rows = await service.top_plugins(session, top.limit, featured=False)
         return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
 
-    return await serve_public(request, session, user, ("popular", top.limit), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/categories", response_model=Envelope[CategoryCounts], responses=NOT_MODIFIED)
@@ -162,7 +164,7 @@ async def categories(request: Request, session: DbSession, user: OptionalUser) -
         ]
         return Built(CategoryCounts(items=items))
 
-    return await serve_public(request, session, user, ("categories",), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/detail/{plugin_id}", response_model=Envelope[PublicPluginOut], responses=NOT_MODIFIED)
@@ -176,7 +178,7 @@ async def detail(
         name = await service.developer_name(session, plugin.owner_id)
         return Built(public_plugin(plugin, name), "plugin")
 
-    return await serve_public(request, session, user, ("detail", plugin_id), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/versions/{plugin_id}", response_model=Envelope[VersionItems], responses=NOT_MODIFIED)
@@ -191,7 +193,7 @@ async def versions(
         paid = not plugin.is_free
         return Built(VersionItems(items=[public_version(v, paid=paid) for v in rows]))
 
-    return await serve_public(request, session, user, ("versions", plugin_id), build)
+    return await serve_public(request, session, user, build)
 
 
 @router.get("/reviews/{plugin_id}", response_model=Envelope[ReviewPage], responses=NOT_MODIFIED)
@@ -228,4 +230,4 @@ async def reviews(
             )
         )
 
-    return await serve_public(request, session, user, ("reviews", plugin_id, page), build)
+    return await serve_public(request, session, user, build)

@@ -9,17 +9,18 @@ plugin shown as listed). A response carrying the caller's purchase state is `pri
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from fastapi import Request
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
-from marketplace.catalog.cache import CachedBody, Generation, catalog_cache, read_generation
+from marketplace.catalog.cache import CachedBody, Generation, catalog_cache
 from marketplace.catalog.schemas import PurchaseStateOut
 from marketplace.commerce.purchases import NOT_PURCHASED, PurchaseState, purchase_states
 from marketplace.models import User
@@ -94,16 +95,21 @@ def _respond(request: Request, body: bytes, etag: str, cache_control: str) -> Re
     return Response(content=body, media_type="application/json", headers=headers)
 
 
+def request_key(request: Request) -> Hashable:
+    """The cache key of a public read: its path and its query, order-insensitive."""
+    return (request.url.path, tuple(sorted(request.query_params.multi_items())))
+
+
 async def serve_public(
     request: Request,
     session: AsyncSession,
     user: User | None,
-    key: Hashable,
     build: Callable[[Generation], Awaitable[Built]],
 ) -> Response:
-    """The cached response for `key` at the current generation, built on a miss."""
+    """The cached response for this request at the current generation, built on a miss."""
     cache = catalog_cache(request.app)
-    generation = await read_generation(session)
+    key = request_key(request)
+    generation = await cache.generation(session)
     entry = cache.response(generation, key)
     if entry is None:
         entry = _entry(await build(generation))
@@ -114,3 +120,37 @@ async def serve_public(
     states = await purchase_states(session, user.id, entry.plugin_ids)
     body = _encode(_with_purchases(entry, states))
     return _respond(request, body, _etag(body), PRIVATE)
+
+
+async def _anonymous_hit(request: Request) -> Response | None:
+    cache = catalog_cache(request.app)
+    if cache.reader is None:
+        return None
+    generation = await cache.reader.read()
+    if generation is None:
+        return None
+    entry = cache.response(generation, request_key(request))
+    if entry is None:
+        return None
+    return _respond(request, entry.body, entry.etag, PUBLIC)
+
+
+class CachedPublicRoute(APIRoute):
+    """A public read whose anonymous cache hits skip FastAPI's dependency solving.
+
+    A hit costs one generation check and hands over the pre-encoded bytes: the price of
+    a request to a bare endpoint, or less. Everything else (a miss, a token to verify,
+    invalid parameters) takes the ordinary route, which builds and stores the entry.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            if request.method == "GET" and "authorization" not in request.headers:
+                hit = await _anonymous_hit(request)
+                if hit is not None:
+                    return hit
+            return await handler(request)
+
+        return route

@@ -58,7 +58,7 @@ class BuiltinProvider:
 _BUILTIN = BuiltinProvider()
 
 
-def payment_provider(request: Request) -> PaymentProvider:
+async def payment_provider(request: Request) -> PaymentProvider:
     """`app.state.payment_provider` when the deployment installs one, else the built-in."""
     provider: PaymentProvider | None = getattr(request.app.state, "payment_provider", None)
     return provider if provider is not None else _BUILTIN
