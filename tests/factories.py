@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import cache
+from typing import Any
 
 from argon2 import PasswordHasher
 from fastapi import FastAPI
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.auth.tokens import create_access_token
-from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
+from marketplace.catalog.cache import bump_catalog_generation
+from marketplace.models import (
+    DeveloperProfile,
+    Distribution,
+    IdentityStatus,
+    Install,
+    Plugin,
+    PluginVersion,
+    Purchase,
+    ReviewStatus,
+    Role,
+    User,
+)
 
 PASSWORD = "correct horse battery"
 
@@ -85,3 +101,175 @@ class Factory:
 
     async def super_admin(self) -> Account:
         return await self.user(Role.SUPER_ADMIN)
+
+    # ---------------------------------------------------------------- catalogue
+    # Rows go straight into the database, and each write bumps the catalogue generation
+    # in its transaction, as the service's own writes must.
+
+    async def plugin(
+        self,
+        owner: Account | None = None,
+        *,
+        plugin_key: str | None = None,
+        name: str | None = None,
+        name_zh: str = "插件",
+        description: str = "A plugin for tests",
+        description_zh: str = "测试用的插件",
+        type: str = "mcp",
+        category: str = "productivity",
+        review_status: ReviewStatus | str = ReviewStatus.APPROVED,
+        enabled: bool | None = None,
+        is_free: bool = True,
+        price: Decimal | str | None = None,
+        validity_days: int | None = None,
+        featured: bool = False,
+        tags: list[str] | None = None,
+        download_count: int = 0,
+        rating_sum: int = 0,
+        rating_count: int = 0,
+        created_at: datetime | None = None,
+        updated_at: datetime | None = None,
+        **extra: Any,
+    ) -> Plugin:
+        """A plugin; listed (approved and enabled) unless told otherwise.
+
+        enabled defaults to True exactly when review_status is approved; a paid plugin
+        (is_free=False) costs 9.90 unless a price is given.
+        """
+        if owner is None:
+            owner = await self.developer()
+        status = ReviewStatus(review_status)
+        suffix = uuid.uuid4().hex[:8]
+        if price is None:
+            price = Decimal("0") if is_free else Decimal("9.90")
+        now = datetime.now(UTC)
+        row = Plugin(
+            plugin_key=plugin_key or f"plugin-{suffix}",
+            name=name or f"Plugin {suffix}",
+            name_zh=name_zh,
+            description=description,
+            description_zh=description_zh,
+            type=type,
+            category=category,
+            is_free=is_free,
+            price=Decimal(price),
+            validity_days=validity_days,
+            tags=tags or [],
+            featured=featured,
+            enabled=status == ReviewStatus.APPROVED if enabled is None else enabled,
+            review_status=status.value,
+            download_count=download_count,
+            rating_sum=rating_sum,
+            rating_count=rating_count,
+            owner_id=owner.id,
+            created_at=created_at or now,
+            updated_at=updated_at or created_at or now,
+            **extra,
+        )
+        async with self.sessions() as session:
+            session.add(row)
+            await session.flush()
+            await bump_catalog_generation(session)
+            await session.commit()
+        return row
+
+    async def version(
+        self,
+        plugin: Plugin,
+        version: str = "1.0.0",
+        *,
+        review_status: ReviewStatus | str = ReviewStatus.APPROVED,
+        is_latest: bool | None = None,
+        distribution: Distribution | str = Distribution.TARBALL,
+        manifest: dict[str, Any] | None = None,
+        changelog: str | None = None,
+        created_at: datetime | None = None,
+    ) -> PluginVersion:
+        """A version; an approved one becomes current (isLatest) unless is_latest=False."""
+        status = ReviewStatus(review_status)
+        mode = Distribution(distribution)
+        latest = status == ReviewStatus.APPROVED if is_latest is None else is_latest
+        if manifest is None:
+            manifest = {"id": plugin.plugin_key, "version": version, "category": plugin.category}
+            if mode == Distribution.TARBALL:
+                manifest["main"] = "index.js"
+            elif mode == Distribution.CONFIG_ONLY:
+                manifest.update(main="", mcp={"command": "npx", "args": [plugin.plugin_key]})
+            else:
+                manifest.update(main="", inlineCode="export default () => 1")
+        digest = hashlib.sha256(f"{plugin.id}/{version}".encode()).hexdigest()
+        tarball = mode == Distribution.TARBALL
+        row = PluginVersion(
+            plugin_id=plugin.id,
+            version=version,
+            changelog=changelog,
+            manifest=manifest,
+            distribution=mode.value,
+            sha256=digest if tarball else None,
+            size=4096 if tarball else None,
+            blob_key=f"{digest[:2]}/{digest[2:4]}/{digest}" if tarball else None,
+            is_latest=False,
+            review_status=status.value,
+            created_at=created_at or datetime.now(UTC),
+        )
+        async with self.sessions() as session:
+            if latest:
+                await session.execute(
+                    update(PluginVersion)
+                    .where(PluginVersion.plugin_id == plugin.id)
+                    .values(is_latest=False)
+                )
+                await session.execute(
+                    update(Plugin).where(Plugin.id == plugin.id).values(latest_version=version)
+                )
+                row.is_latest = True
+            session.add(row)
+            await session.flush()
+            await bump_catalog_generation(session)
+            await session.commit()
+        if latest:
+            plugin.latest_version = version
+        return row
+
+    async def update_plugin(self, plugin: Plugin, **values: Any) -> None:
+        """Change a plugin's columns (a review, a takedown, ...) and bump the generation."""
+        async with self.sessions() as session:
+            await session.execute(update(Plugin).where(Plugin.id == plugin.id).values(**values))
+            await bump_catalog_generation(session)
+            await session.commit()
+        for key, value in values.items():
+            setattr(plugin, key, value)
+
+    async def purchase(
+        self,
+        buyer: Account,
+        plugin: Plugin,
+        *,
+        status: str = "paid",
+        expires_at: datetime | None = None,
+        idempotency_key: str | None = None,
+    ) -> Purchase:
+        row = Purchase(
+            user_id=buyer.id,
+            plugin_id=plugin.id,
+            plugin_key=plugin.plugin_key,
+            price=plugin.price,
+            validity_days=plugin.validity_days,
+            status=status,
+            idempotency_key=idempotency_key,
+            provider="builtin",
+            purchased_at=datetime.now(UTC),
+            expires_at=expires_at,
+        )
+        async with self.sessions() as session:
+            session.add(row)
+            await session.commit()
+        return row
+
+    async def install(self, user: Account, plugin: Plugin, version: str = "1.0.0") -> Install:
+        """An install record alone (downloadCount untouched): enough to be allowed to rate."""
+        row = Install(user_id=user.id, plugin_id=plugin.id, version=version)
+        async with self.sessions() as session:
+            session.add(row)
+            await session.commit()
+        return row

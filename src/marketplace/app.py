@@ -14,6 +14,9 @@ from starlette.responses import PlainTextResponse, Response
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.auth.ratelimit import RateLimiter
+from marketplace.catalog import invalidation as catalog_invalidation
+from marketplace.catalog.endpoints import router as catalog_router
+from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.config import Settings, get_settings
 from marketplace.db import make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
@@ -24,7 +27,6 @@ from marketplace.observability import Metrics, RequestContextMiddleware, configu
 from marketplace.plugins.admin_endpoints import audit_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
-from marketplace.plugins.public_endpoints import router as plugin_public_router
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
@@ -35,6 +37,7 @@ from marketplace.storage.routes import router as blob_router
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    catalog_invalidation.install()
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()
     engine = make_engine(settings.database_url)
@@ -69,11 +72,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(blob_router)
     app.include_router(plugin_developer_router)
     app.include_router(plugin_admin_router)
-    app.include_router(plugin_public_router)
     app.include_router(audit_router)
     app.include_router(scenario_developer_router)
     app.include_router(scenario_admin_router)
     app.include_router(scenario_public_router)
+    app.include_router(catalog_router)
+    app.include_router(commerce_router)
     _add_operations_routes(app)
 
     # Outermost first: request context wraps rate limiting wraps the app.

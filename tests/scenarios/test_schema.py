@@ -20,6 +20,11 @@ from tests.dbsetup import create_postgres_database, drop_postgres_database, post
 
 SCENARIO_TABLES = {"scenarios", "scenario_versions"}
 
+# Reflection meets migration 0002's expression indexes on plugins (raw DDL by design).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Skipped unsupported reflection of expression-based index:sqlalchemy.exc.SAWarning"
+)
+
 
 async def _inspect(url: str, fn: Any) -> Any:
     engine: AsyncEngine = make_engine(url, pool_size=0)

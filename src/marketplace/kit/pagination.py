@@ -20,14 +20,14 @@ class Page:
         return (self.page - 1) * self.size
 
 
-def page_size_params(
+async def page_size_params(
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     page_size: Annotated[int, Query(alias="pageSize", ge=1)] = 20,
 ) -> Page:
     return Page(page=page, size=min(page_size, MAX_PAGE_SIZE))
 
 
-def limit_params(
+async def limit_params(
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     limit: Annotated[int, Query(ge=1)] = 20,
 ) -> Page:

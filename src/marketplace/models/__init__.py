@@ -13,6 +13,7 @@ from marketplace.models.catalog import (
     ReviewStatus,
 )
 from marketplace.models.commerce import Install, Purchase, Rating
+from marketplace.models.generation import CatalogGeneration
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.roles import IdentityStatus, Role
 
@@ -21,6 +22,7 @@ __all__ = [
     "SEED_CATEGORIES",
     "AuditLog",
     "Base",
+    "CatalogGeneration",
     "Category",
     "DeveloperProfile",
     "Distribution",

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
+from marketplace.commerce.schemas import DownloadOut, download_out
+from marketplace.commerce.service import download_info
 from marketplace.db import DbSession
 from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import ReviewStatus
 from marketplace.plugins import service, uploads
-from marketplace.plugins.downloads import download_info
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
 from marketplace.plugins.lookup import AdminPlugin, find_plugin, find_version
 from marketplace.plugins.schemas import (
@@ -132,11 +133,15 @@ async def review_version(
 @router.get("/versions/{version_id}/download")
 async def download_version(
     version_id: str, request: Request, _admin: Admin, session: DbSession
-) -> Envelope[dict[str, Any]]:
+) -> Envelope[DownloadOut]:
     """Download information for any version, pending ones included (reviewers read them)."""
     version = await find_version(session, version_id)
     plugin = await find_plugin(session, version.plugin_id)
-    return Envelope(data=await download_info(request, plugin, version))
+    state = request.app.state
+    info = await download_info(
+        state.blob_store, state.settings.download_url_seconds, plugin, version
+    )
+    return Envelope(data=download_out.validate_python(info))
 
 
 @router.get("")

@@ -1,11 +1,8 @@
 """scenarios and scenario versions
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-23
-
-down_revision is "0001" while "0002" is made on another branch; re-point it to "0002"
-when both are merged, so the history stays one line.
 """
 
 from collections.abc import Sequence
@@ -15,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0003"
-down_revision: str | None = "0001"
+down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

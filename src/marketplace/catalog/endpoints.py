@@ -1,0 +1,234 @@
+"""Public group (CONTRACT 6): browse, search, featured, popular, categories, detail, versions,
+reviews. No token needed; a valid token adds the caller's purchase state to every plugin."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from pydantic import AfterValidator
+from starlette.responses import Response
+
+from marketplace.auth.deps import OptionalUser
+from marketplace.catalog import service
+from marketplace.catalog.cache import Generation, catalog_cache
+from marketplace.catalog.http import NOT_MODIFIED, Built, CachedPublicRoute, serve_public
+from marketplace.catalog.schemas import (
+    BrowsePage,
+    BrowseSort,
+    CategoryCountOut,
+    CategoryCounts,
+    PluginItems,
+    PublicPluginOut,
+    ReviewOut,
+    ReviewPage,
+    VersionItems,
+    public_plugin,
+    public_version,
+    rating_average,
+)
+from marketplace.catalog.search import walk_is_cheaper
+from marketplace.db import DbSession
+from marketplace.kit.pagination import PageSizeParams
+from marketplace.kit.routing import api_router
+from marketplace.kit.schemas import Envelope
+from marketplace.models import PluginType
+
+router = api_router(
+    prefix="/api/v1/plugins", tags=["marketplace: public"], route_class=CachedPublicRoute
+)
+
+MAX_TOP = 50
+
+
+def _search_text(value: str) -> str:
+    # No control or format characters at all: newlines separate fields in the search index,
+    # and invisible characters only make a query match nothing.
+    if any(unicodedata.category(char) in ("Cc", "Cf") for char in value):
+        raise ValueError("contains control or invisible characters")
+    return value
+
+
+SearchText = Annotated[str, AfterValidator(_search_text)]
+
+
+async def browse_query(
+    q: Annotated[SearchText | None, Query(max_length=200, description="Substring to find")] = None,
+    category: Annotated[str | None, Query(max_length=64)] = None,
+    type: Annotated[PluginType | None, Query()] = None,
+    is_free: Annotated[bool | None, Query(alias="isFree")] = None,
+    sort: Annotated[BrowseSort, Query()] = BrowseSort.POPULAR,
+) -> service.BrowseQuery:
+    text = q.strip() if q else None
+    return service.BrowseQuery(
+        q=text or None, category=category, type=type, is_free=is_free, sort=sort
+    )
+
+
+BrowseParams = Annotated[service.BrowseQuery, Depends(browse_query)]
+
+
+@dataclass(frozen=True)
+class Top:
+    limit: int
+
+
+async def top_limit(limit: Annotated[int, Query(ge=1)] = 10) -> Top:
+    return Top(min(limit, MAX_TOP))
+
+
+TopParams = Annotated[Top, Depends(top_limit)]
+
+
+@router.get("/browse", response_model=Envelope[BrowsePage], responses=NOT_MODIFIED)
+async def browse(
+    request: Request,
+    session: DbSession,
+    user: OptionalUser,
+    query: BrowseParams,
+    page: PageSizeParams,
+) -> Response:
+    """Listed plugins: search (q), filters (category, type, isFree), sort, page.
+
+    q finds pluginKey, names, descriptions and tags by case-insensitive substring, Chinese
+    included. Sorts: popular (default, by downloadCount), newest, rating, name, updated.
+    """
+
+    cache = catalog_cache(request.app)
+
+    async def counted(generation: Generation, counting: service.BrowseQuery) -> int:
+        # Exact totals, computed once per listing generation and filter (pages, sorts and
+        # generations bumped by installs or ratings share them).
+        key = ("browse", *counting.filter_key())
+        total: int | None = cache.count(generation, key)
+        if total is None:
+            total = await service.count_listed(session, counting)
+            cache.store_count(generation, key, total)
+        return total
+
+    async def build(generation: Generation) -> Built:
+        total = await counted(generation, query)
+        walk = False
+        if query.q:
+            candidates = await counted(generation, query.without_search())
+            walk = walk_is_cheaper(total, candidates, page.offset + page.size)
+        rows = await service.browse_page(session, query, page, walk=walk)
+        items = [public_plugin(plugin, name) for plugin, name in rows]
+        return Built(
+            BrowsePage(items=items, total=total, page=page.page, page_size=page.size), "items"
+        )
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/featured", response_model=Envelope[PluginItems], responses=NOT_MODIFIED)
+async def featured(
+    request: Request, session: DbSession, user: OptionalUser, top: TopParams
+) -> Response:
+    """Featured listed plugins, most downloaded first (limit: default 10, at most 50)."""
+
+    async def build(_generation: Generation) -> Built:
+        rows = await service.top_plugins(session, top.limit, featured=True)
+        return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/popular", response_model=Envelope[PluginItems], responses=NOT_MODIFIED)
+async def popular(
+    request: Request, session: DbSession, user: OptionalUser, top: TopParams
+) -> Response:
+    """Listed plugins by downloadCount, highest first (limit: default 10, at most 50)."""
+
+    async def build(_generation: Generation) -> Built:
+        rows = await service.top_plugins(session, top.limit, featured=False)
+        return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/categories", response_model=Envelope[CategoryCounts], responses=NOT_MODIFIED)
+async def categories(request: Request, session: DbSession, user: OptionalUser) -> Response:
+    """Every category with the number of listed plugins in it."""
+
+    async def build(generation: Generation) -> Built:
+        cache = catalog_cache(request.app)
+        counts = cache.count(generation, ("categories",))
+        if counts is None:
+            counts = await service.listed_counts_by_category(session)
+            cache.store_count(generation, ("categories",), counts)
+        items = [
+            CategoryCountOut(key=c.key, name=c.name, name_zh=c.name_zh, count=counts.get(c.key, 0))
+            for c in await service.categories(session)
+        ]
+        return Built(CategoryCounts(items=items))
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/detail/{plugin_id}", response_model=Envelope[PublicPluginOut], responses=NOT_MODIFIED)
+async def detail(
+    plugin_id: str, request: Request, session: DbSession, user: OptionalUser
+) -> Response:
+    """A listed plugin by id or pluginKey; with the caller's purchase state when logged in."""
+
+    async def build(_generation: Generation) -> Built:
+        plugin = await service.listed_plugin(session, plugin_id)
+        name = await service.developer_name(session, plugin.owner_id)
+        return Built(public_plugin(plugin, name), "plugin")
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/versions/{plugin_id}", response_model=Envelope[VersionItems], responses=NOT_MODIFIED)
+async def versions(
+    plugin_id: str, request: Request, session: DbSession, user: OptionalUser
+) -> Response:
+    """Approved versions of a listed plugin, newest (highest semver) first."""
+
+    async def build(_generation: Generation) -> Built:
+        plugin = await service.listed_plugin(session, plugin_id)
+        rows = await service.approved_versions(session, plugin.id)
+        paid = not plugin.is_free
+        return Built(VersionItems(items=[public_version(v, paid=paid) for v in rows]))
+
+    return await serve_public(request, session, user, build)
+
+
+@router.get("/reviews/{plugin_id}", response_model=Envelope[ReviewPage], responses=NOT_MODIFIED)
+async def reviews(
+    plugin_id: str,
+    request: Request,
+    session: DbSession,
+    user: OptionalUser,
+    page: PageSizeParams,
+) -> Response:
+    """Ratings of a listed plugin, newest first, with its average and count."""
+
+    async def build(_generation: Generation) -> Built:
+        plugin = await service.listed_plugin(session, plugin_id)
+        rows, total = await service.reviews_page(session, plugin.id, page)
+        items = [
+            ReviewOut(
+                id=rating.id,
+                user_name=name,
+                score=rating.score,
+                comment=rating.comment,
+                created_at=rating.created_at,
+            )
+            for rating, name in rows
+        ]
+        return Built(
+            ReviewPage(
+                items=items,
+                total=total,
+                page=page.page,
+                page_size=page.size,
+                average=rating_average(plugin.rating_sum, plugin.rating_count),
+                count=plugin.rating_count,
+            )
+        )
+
+    return await serve_public(request, session, user, build)

@@ -1,0 +1,156 @@
+"""Serving public reads: one generation check, then cached bytes, ETag and Cache-Control.
+
+Anonymous responses are shared: `public, no-cache` lets a CDN or browser keep them and
+revalidate with If-None-Match (a 304 costs one generation check and no body). `no-cache`
+rather than a max-age, because a takedown must be visible at once (never a taken-down
+plugin shown as listed). A response carrying the caller's purchase state is `private`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import Request
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from marketplace.catalog.cache import CachedBody, Generation, catalog_cache
+from marketplace.catalog.schemas import PurchaseStateOut
+from marketplace.commerce.purchases import NOT_PURCHASED, PurchaseState, purchase_states
+from marketplace.kit.routing import ApiRoute
+from marketplace.models import User
+
+PUBLIC = "public, no-cache"
+PRIVATE = "private, no-cache"
+# Whether a token came with the request changes the answer (purchase state, or a 401).
+VARY = "Authorization"
+
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
+    304: {"description": "Not Modified: the If-None-Match header matched the ETag"}
+}
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a cache miss computes: the validated response model and its plugins' places."""
+
+    model: BaseModel
+    shape: str = "none"  # "items": data.items are plugins; "plugin": data is one; "none"
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+
+
+def _encode(data: Any) -> bytes:
+    return orjson.dumps({"success": True, "data": data})
+
+
+def _entry(built: Built) -> CachedBody:
+    data = built.model.model_dump(mode="json", by_alias=True)
+    if built.shape == "items":
+        ids = tuple(item["id"] for item in data["items"])
+    elif built.shape == "plugin":
+        ids = (data["id"],)
+    else:
+        ids = ()
+    body = _encode(data)
+    return CachedBody(data=data, body=body, etag=_etag(body), plugin_ids=ids, shape=built.shape)
+
+
+def _state_json(state: PurchaseState) -> dict[str, Any]:
+    return PurchaseStateOut(
+        purchased=state.purchased, active=state.active, expires_at=state.expires_at
+    ).model_dump(mode="json", by_alias=True)
+
+
+def _with_purchases(entry: CachedBody, states: dict[str, PurchaseState]) -> Any:
+    def plugin(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "purchase": _state_json(states.get(item["id"], NOT_PURCHASED))}
+
+    if entry.shape == "items":
+        return {**entry.data, "items": [plugin(item) for item in entry.data["items"]]}
+    return plugin(entry.data)
+
+
+def _matches(request: Request, etag: str) -> bool:
+    header = request.headers.get("if-none-match")
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    # Weak comparison (RFC 9110 13.1.2): W/ prefixes do not matter for If-None-Match.
+    return any(tag.strip().removeprefix("W/") == etag for tag in header.split(","))
+
+
+def _respond(request: Request, body: bytes, etag: str, cache_control: str) -> Response:
+    headers = {"ETag": etag, "Cache-Control": cache_control, "Vary": VARY}
+    if _matches(request, etag):
+        return Response(status_code=304, headers=headers)
+    return Response(content=body, media_type="application/json", headers=headers)
+
+
+def request_key(request: Request) -> Hashable:
+    """The cache key of a public read: its path and its query, order-insensitive."""
+    return (request.url.path, tuple(sorted(request.query_params.multi_items())))
+
+
+async def serve_public(
+    request: Request,
+    session: AsyncSession,
+    user: User | None,
+    build: Callable[[Generation], Awaitable[Built]],
+) -> Response:
+    """The cached response for this request at the current generation, built on a miss."""
+    cache = catalog_cache(request.app)
+    key = request_key(request)
+    generation = await cache.generation(session)
+    entry = cache.response(generation, key)
+    if entry is None:
+        entry = _entry(await build(generation))
+        cache.store_response(generation, key, entry)
+    if user is None or entry.shape == "none":
+        return _respond(request, entry.body, entry.etag, PUBLIC)
+    # One query for the whole page, whatever its size.
+    states = await purchase_states(session, user.id, entry.plugin_ids)
+    body = _encode(_with_purchases(entry, states))
+    return _respond(request, body, _etag(body), PRIVATE)
+
+
+async def _anonymous_hit(request: Request) -> Response | None:
+    cache = catalog_cache(request.app)
+    if cache.reader is None:
+        return None
+    generation = await cache.reader.read()
+    if generation is None:
+        return None
+    entry = cache.response(generation, request_key(request))
+    if entry is None:
+        return None
+    return _respond(request, entry.body, entry.etag, PUBLIC)
+
+
+class CachedPublicRoute(ApiRoute):
+    """A public read whose anonymous cache hits skip FastAPI's dependency solving.
+
+    A hit costs one generation check and hands over the pre-encoded bytes: the price of
+    a request to a bare endpoint, or less. Everything else (a miss, a token to verify,
+    invalid parameters) takes the ordinary route, which builds and stores the entry.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            if request.method == "GET" and "authorization" not in request.headers:
+                hit = await _anonymous_hit(request)
+                if hit is not None:
+                    return hit
+            return await handler(request)
+
+        return route

@@ -1,0 +1,251 @@
+"""Public catalogue queries: only listed plugins (approved and enabled, CONTRACT 6)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import semver
+from sqlalchemy import ColumnElement, FromClause, Select, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.catalog.schemas import BrowseSort
+from marketplace.catalog.search import search_condition, sqlite_matching_plugins
+from marketplace.errors import PluginNotFound
+from marketplace.kit.pagination import Page
+from marketplace.models import (
+    Category,
+    DeveloperProfile,
+    Plugin,
+    PluginType,
+    PluginVersion,
+    Rating,
+    ReviewStatus,
+    User,
+)
+
+# Written as literals, exactly as the partial indexes of migration 0002 say it: a bound
+# parameter would stop SQLite (and PostgreSQL's generic plans) from using those indexes.
+LISTED = text("plugins.review_status = 'approved' AND plugins.enabled")
+FEATURED = text("plugins.featured")
+RATING_ORDER = text(
+    "(CASE WHEN plugins.rating_count > 0 THEN plugins.rating_sum * 1.0 / plugins.rating_count "
+    "ELSE 0 END) DESC"
+)
+
+ORDERS: dict[BrowseSort, tuple[Any, ...]] = {
+    BrowseSort.POPULAR: (Plugin.download_count.desc(), Plugin.id.desc()),
+    BrowseSort.NEWEST: (Plugin.created_at.desc(), Plugin.id.desc()),
+    BrowseSort.UPDATED: (Plugin.updated_at.desc(), Plugin.id.desc()),
+    BrowseSort.NAME: (func.lower(Plugin.name), Plugin.id),
+    BrowseSort.RATING: (RATING_ORDER, Plugin.rating_count.desc(), Plugin.id.desc()),
+}
+
+# The developer's public name: the display name of the developer profile, else the account's.
+DEVELOPER_NAME = func.coalesce(DeveloperProfile.display_name, User.name)
+
+PluginRow = tuple[Plugin, str]
+
+
+def is_listed(plugin: Plugin) -> bool:
+    return plugin.review_status == ReviewStatus.APPROVED and plugin.enabled
+
+
+@dataclass(frozen=True)
+class BrowseQuery:
+    q: str | None
+    category: str | None
+    type: PluginType | None
+    is_free: bool | None
+    sort: BrowseSort
+
+    def filter_key(self) -> tuple[Any, ...]:
+        return (self.q, self.category, self.type, self.is_free)
+
+    def without_search(self) -> BrowseQuery:
+        return replace(self, q=None)
+
+
+def _filters(dialect: str, query: BrowseQuery, *, walk: bool = False) -> list[ColumnElement[bool]]:
+    conditions: list[ColumnElement[bool]] = []
+    if query.q:
+        conditions.append(search_condition(dialect, query.q, walk=walk))
+    if query.category is not None:
+        conditions.append(Plugin.category == query.category)
+    if query.type is not None:
+        conditions.append(Plugin.type == query.type.value)
+    if query.is_free is not None:
+        conditions.append(Plugin.is_free == query.is_free)
+    return conditions
+
+
+def _dialect(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+def browse_ids_statement(
+    dialect: str, query: BrowseQuery, page: Page, *, walk: bool = False
+) -> Select[str]:
+    """The page's ids alone: a walk of one listed sort index, or a search index lookup."""
+    return (
+        select(Plugin.id)
+        .where(LISTED, *_filters(dialect, query, walk=walk))
+        .order_by(*ORDERS[query.sort])
+        .offset(page.offset)
+        .limit(page.size)
+    )
+
+
+async def _with_developers(session: AsyncSession, ids: Sequence[str]) -> list[PluginRow]:
+    """Full rows and developer names for ids, in the order given."""
+    if not ids:
+        return []
+    rows = await session.execute(
+        select(Plugin, DEVELOPER_NAME)
+        .join(User, User.id == Plugin.owner_id)
+        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
+        .where(Plugin.id.in_(ids))
+    )
+    found = {plugin.id: (plugin, str(name)) for plugin, name in rows}
+    return [found[plugin_id] for plugin_id in ids if plugin_id in found]
+
+
+async def browse_page(
+    session: AsyncSession, query: BrowseQuery, page: Page, *, walk: bool = False
+) -> list[PluginRow]:
+    ids = await session.scalars(browse_ids_statement(_dialect(session), query, page, walk=walk))
+    return await _with_developers(session, list(ids))
+
+
+async def count_listed(session: AsyncSession, query: BrowseQuery) -> int:
+    dialect = _dialect(session)
+    source: FromClause = Plugin.__table__
+    conditions = _filters(dialect, query)
+    if query.q and dialect == "sqlite":
+        # Driven from the match set: far cheaper there than probing every listed plugin.
+        source = sqlite_matching_plugins(query.q)
+        conditions = _filters(dialect, query.without_search())
+    total = await session.scalar(
+        select(func.count()).select_from(source).where(LISTED, *conditions)
+    )
+    return int(total or 0)
+
+
+async def top_plugins(session: AsyncSession, limit: int, *, featured: bool) -> list[PluginRow]:
+    """Listed plugins by download count; only featured ones when asked."""
+    stmt = select(Plugin.id).where(LISTED)
+    if featured:
+        stmt = stmt.where(FEATURED)
+    ids = await session.scalars(stmt.order_by(*ORDERS[BrowseSort.POPULAR]).limit(limit))
+    return await _with_developers(session, list(ids))
+
+
+async def listed_counts_by_category(session: AsyncSession) -> dict[str, int]:
+    rows = await session.execute(
+        select(Plugin.category, func.count()).where(LISTED).group_by(Plugin.category)
+    )
+    return {category: int(count) for category, count in rows}
+
+
+async def categories(session: AsyncSession) -> list[Category]:
+    rows = await session.scalars(select(Category).order_by(Category.sort_order, Category.key))
+    return list(rows)
+
+
+def _looks_like_id(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+async def find_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin | None:
+    """By id first, then by pluginKey (CONTRACT 3); any review state."""
+
+    async def one(condition: ColumnElement[bool]) -> Plugin | None:
+        stmt = select(Plugin).where(condition)
+        if lock:
+            stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        return await session.scalar(stmt)
+
+    if _looks_like_id(ref):
+        plugin = await one(Plugin.id == ref)
+        if plugin is not None:
+            return plugin
+    return await one(Plugin.plugin_key == ref)
+
+
+async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin:
+    """A listed plugin by id or pluginKey; anything else is 404 PLUGIN_NOT_FOUND."""
+    plugin = await find_plugin(session, ref, lock=lock)
+    if plugin is None or not is_listed(plugin):
+        raise PluginNotFound()
+    return plugin
+
+
+async def developer_name(session: AsyncSession, owner_id: str) -> str:
+    name = await session.scalar(
+        select(DEVELOPER_NAME)
+        .select_from(User)
+        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == User.id)
+        .where(User.id == owner_id)
+    )
+    return str(name)
+
+
+async def developer_names(session: AsyncSession, owner_ids: set[str]) -> dict[str, str]:
+    if not owner_ids:
+        return {}
+    rows = await session.execute(
+        select(User.id, DEVELOPER_NAME)
+        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == User.id)
+        .where(User.id.in_(owner_ids))
+    )
+    return {user_id: str(name) for user_id, name in rows}
+
+
+def version_key(version: str) -> tuple[int, Any]:
+    """Semver precedence (1.0.0-alpha.10 after 1.0.0-alpha.9); unparsable strings sort first."""
+    try:
+        return (1, semver.Version.parse(version))
+    except ValueError:
+        return (0, version)
+
+
+def is_newer(candidate: str | None, current: str) -> bool:
+    if candidate is None:
+        return False
+    new, old = version_key(candidate), version_key(current)
+    if new[0] and old[0]:
+        return bool(new[1] > old[1])
+    return candidate != current
+
+
+async def approved_versions(session: AsyncSession, plugin_id: str) -> list[PluginVersion]:
+    rows = await session.scalars(
+        select(PluginVersion).where(
+            PluginVersion.plugin_id == plugin_id,
+            PluginVersion.review_status == ReviewStatus.APPROVED.value,
+        )
+    )
+    return sorted(rows, key=lambda v: version_key(v.version), reverse=True)
+
+
+async def reviews_page(
+    session: AsyncSession, plugin_id: str, page: Page
+) -> tuple[list[tuple[Rating, str]], int]:
+    rows = await session.execute(
+        select(Rating, User.name)
+        .join(User, User.id == Rating.user_id)
+        .where(Rating.plugin_id == plugin_id)
+        .order_by(Rating.created_at.desc(), Rating.id.desc())
+        .offset(page.offset)
+        .limit(page.size)
+    )
+    total = await session.scalar(
+        select(func.count()).select_from(Rating).where(Rating.plugin_id == plugin_id)
+    )
+    return [(rating, str(name)) for rating, name in rows], int(total or 0)
