@@ -146,9 +146,9 @@ async def _insert_plugin(session: AsyncSession, plugin: Plugin) -> Plugin:
     return plugin
 
 
-async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin:
-    await check_category(session, body.category)
-    plugin = Plugin(
+def _new_plugin(body: PublishIn, **platform_fields: Any) -> Plugin:
+    """The fields a developer and an administrator both send; the rest is per caller."""
+    return Plugin(
         plugin_key=body.plugin_key,
         name=body.name,
         name_zh=body.name_zh,
@@ -160,30 +160,28 @@ async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin
         license=body.license,
         homepage=body.homepage,
         repository=body.repository,
+        **_price_fields(body.is_free, body.price, body.validity_days),
+        **platform_fields,
+    )
+
+
+async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin:
+    await check_category(session, body.category)
+    plugin = _new_plugin(
+        body,
         source="developer",
         platforms=[],
         review_status=ReviewStatus.PENDING,
         enabled=False,
         owner_id=owner.id,
-        **_price_fields(body.is_free, body.price, body.validity_days),
     )
     return await _insert_plugin(session, plugin)
 
 
 async def admin_create(session: AsyncSession, admin: User, body: AdminCreateIn) -> Plugin:
     await check_category(session, body.category)
-    plugin = Plugin(
-        plugin_key=body.plugin_key,
-        name=body.name,
-        name_zh=body.name_zh,
-        description=body.description,
-        description_zh=body.description_zh,
-        type=body.type,
-        category=body.category,
-        tags=body.tags,
-        license=body.license,
-        homepage=body.homepage,
-        repository=body.repository,
+    plugin = _new_plugin(
+        body,
         icon=body.icon,
         source=body.source,
         platforms=body.platforms,
@@ -193,7 +191,6 @@ async def admin_create(session: AsyncSession, admin: User, body: AdminCreateIn) 
         enabled=True,
         reviewed_by=admin.id,
         owner_id=admin.id,
-        **_price_fields(body.is_free, body.price, body.validity_days),
     )
     return await _insert_plugin(session, plugin)
 
