@@ -25,7 +25,8 @@ target, the 100k/1k ratio of browse p50) and saves the figures as JSON in bench/
     python bench/bench_browse.py --sizes 1000 --duration 5 --databases sqlite   # a quick look
 
 Exit status: 0 when every target holds, 1 when one does not, 2 when the run failed or wrk
-is missing (it prints the command that installs it; it never downloads anything itself).
+is missing (it prints the command that installs it; it never downloads anything itself),
+130 on Ctrl-C. Servers, temporary folders and databases are removed in every case.
 """
 
 from __future__ import annotations
@@ -653,6 +654,9 @@ def main(argv: list[str] | None = None) -> int:
             if log.stat().st_size:
                 print(f"{log.name}:\n{log.read_text(errors='replace')[-3000:]}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the servers and the databases are gone by now
+        print("interrupted; servers stopped, temporary files removed", file=sys.stderr)
+        return 130
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
