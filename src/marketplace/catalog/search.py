@@ -14,6 +14,8 @@ its ctype.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     ColumnElement,
     FromClause,
@@ -30,6 +32,9 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.selectable import Join
 
 from marketplace.kit.sql import escape_like
 from marketplace.models import Plugin
@@ -82,12 +87,33 @@ def _sqlite(query: str, walk: bool) -> ColumnElement[bool]:
     )
 
 
+class _OrderedJoin(Join):
+    """An inner join that SQLite runs in the order written: its CROSS JOIN.
+
+    Without statistics SQLite's planner may put `plugins` outside and probe the FTS table
+    by rowid once per listed plugin: 5 s for one count at 100,000 plugins, instead of
+    10 ms when the match set drives. Other databases get a plain JOIN.
+    """
+
+    inherit_cache = True
+
+
+@compiles(_OrderedJoin, "sqlite")
+def _sqlite_ordered_join(join: _OrderedJoin, compiler: SQLCompiler, **kw: Any) -> str:
+    kw.pop("asfrom", None)
+    assert join.onclause is not None  # noqa: S101 - built with one just below
+    left = join.left._compiler_dispatch(compiler, asfrom=True, **kw)
+    right = join.right._compiler_dispatch(compiler, asfrom=True, **kw)
+    on = join.onclause._compiler_dispatch(compiler, **kw)
+    return f"{left} CROSS JOIN {right} ON {on}"
+
+
 def sqlite_matching_plugins(query: str) -> FromClause:
-    """plugins joined from the match set: the cheapest way to count matches on SQLite."""
+    """plugins joined from the match set, in that order: the cheapest way to count matches
+    on SQLite (it reads each match once, whatever the size of the catalogue)."""
     matches = sqlite_matches(query).subquery("matches")
-    return matches.join(SEARCH_ROWIDS, SEARCH_ROWIDS.c.rowid == matches.c.rowid).join(
-        Plugin.__table__, Plugin.id == SEARCH_ROWIDS.c.plugin_id
-    )
+    rowids = _OrderedJoin(matches, SEARCH_ROWIDS, SEARCH_ROWIDS.c.rowid == matches.c.rowid)
+    return _OrderedJoin(rowids, Plugin.__table__, Plugin.id == SEARCH_ROWIDS.c.plugin_id)
 
 
 def _has_trigram(query: str) -> bool:

@@ -1,0 +1,674 @@
+"""Browse benchmark: public reads and download info under load, against a bare FastAPI page.
+
+For each database (SQLite in a temporary data folder; PostgreSQL in a fresh UTF-8 database
+on postgresql://postgres@127.0.0.1:5432, dropped afterwards, skipped when unreachable) and
+each catalogue size (default 1,000 and 100,000 listed plugins):
+
+* `marketplace db upgrade`, two accounts through `marketplace user create` (a developer
+  who owns every plugin, a user who asks for download info), then bulk SQL inserts of
+  approved, enabled plugins with English and Chinese names, descriptions and tags, download
+  and rating counters, and one approved current version each (3 in 4 config_only, 1 in 4
+  tarball rows; download info is asked of a config_only one). SQLite's search triggers
+  fill the FTS tables as rows go in; PostgreSQL computes search_text and its GIN indexes
+  on insert, then ANALYZE runs. Both are checked before any request;
+* `marketplace serve` as ONE process pinned to core 0 (taskset; rate limits off, log level
+  WARNING), and the bare endpoint (bench/bare_app.py: a fixed 20-item page returned as a
+  plain dict, FastAPI's default serialization) under uvicorn in another process, also on
+  core 0 and idle while the service is measured;
+* for each endpoint: one cold request (timed: the cache miss), a wrk warm-up, then
+  `taskset -c 1 wrk -t1 -c32 -d<N>s --latency URL` (download info with -H Authorization).
+
+Prints a table per database (req/s, ratio to the bare endpoint, p50, p99, PASS/FAIL per
+target, the 100k/1k ratio of browse p50) and saves the figures as JSON in bench/results/.
+
+    make bench-browse                        # or: .venv/bin/python bench/bench_browse.py
+    python bench/bench_browse.py --sizes 1000 --duration 5 --databases sqlite   # a quick look
+
+Exit status: 0 when every target holds, 1 when one does not, 2 when the run failed or wrk
+is missing (it prints the command that installs it; it never downloads anything itself),
+130 on Ctrl-C. Servers, temporary folders and databases are removed in every case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from common import REPO, RESULTS, cli, free_port, machine, running
+
+INSTALL_WRK = "apt-get install -y wrk"
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
+PG_HOST = "postgres@127.0.0.1:5432"
+
+CONNECTIONS = 32
+SERVICE_CORE = "0"
+LOADGEN_CORE = "1"
+WRK_TIMEOUT = "5s"
+DEFAULT_SIZES = (1000, 100_000)
+DEFAULT_DURATION = 10
+DEFAULT_WARMUP = 3
+REQUEST_SECONDS = 60.0
+SEED_BATCH = 5000
+
+# Targets (the issue's): throughput as a fraction of the bare endpoint's, at 100k plugins.
+TARGET_RATIO = {"browse": 0.8, "detail": 0.8, "browse_q": 0.3, "download": 0.5}
+TARGET_P99_MS = 50.0
+TARGET_GROWTH = 1.5  # browse p50 at the largest size / at the smallest
+
+QUERY = "数据分析"  # a 4-character Chinese query: the trigram index answers it
+
+DEV_EMAIL = "bench-dev@example.com"
+USER_EMAIL = "bench-user@example.com"
+PASSWORD = "bench-password-123"  # noqa: S105 - throwaway accounts in a temporary database
+
+ENDPOINTS = ("bare", "browse", "browse_q", "detail", "download")
+LABELS = {
+    "bare": "bare FastAPI page",
+    "browse": "browse (default sort)",
+    "browse_q": f"browse q={QUERY}",
+    "detail": "detail",
+    "download": "download info",
+}
+
+# ---------------------------------------------------------------------------------------
+# Catalogue data
+
+WORDS = [
+    ("data", "数据"), ("file", "文件"), ("image", "图像"), ("translate", "翻译"),
+    ("calendar", "日历"), ("mail", "邮件"), ("search", "搜索"), ("code", "代码"),
+    ("sheet", "表格"), ("weather", "天气"), ("music", "音乐"), ("note", "笔记"),
+    ("chat", "聊天"), ("monitor", "监控"), ("deploy", "部署"), ("test", "测试"),
+]  # fmt: skip
+SUFFIXES = [
+    ("assistant", "助手"), ("tool", "工具"), ("manager", "管理器"), ("sync", "同步"),
+    ("generator", "生成器"), ("analysis", "分析"), ("converter", "转换器"),
+    ("connector", "连接器"),
+]  # fmt: skip
+CATEGORIES = [
+    "productivity", "development", "automation", "database", "design",
+    "frontend", "office", "ai", "utility", "channel",
+]  # fmt: skip
+TYPES = ["tool", "mcp", "skill", "hook", "channel", "scenario", "composite"]
+
+PLUGIN_COLUMNS = (
+    "id", "plugin_key", "name", "name_zh", "description", "description_zh", "type",
+    "category", "is_free", "price", "validity_days", "tags", "license", "homepage",
+    "repository", "icon", "source", "platforms", "featured", "enabled", "review_status",
+    "latest_version", "download_count", "rating_count", "rating_sum", "owner_id",
+    "created_at", "updated_at",
+)  # fmt: skip
+VERSION_COLUMNS = (
+    "id", "plugin_id", "version", "changelog", "manifest", "distribution", "sha256", "size",
+    "blob_key", "is_latest", "review_status", "created_at",
+)  # fmt: skip
+
+
+@dataclass
+class Catalogue:
+    plugins: list[tuple[Any, ...]]
+    versions: list[tuple[Any, ...]]
+    detail_id: str
+    download_id: str
+
+
+def make_catalogue(size: int, owner_id: str) -> Catalogue:
+    """size listed plugins, reproducible (seeded by the size); values as Python objects."""
+    rng = random.Random(size)
+    now = datetime.now(UTC).replace(microsecond=0)
+    plugins: list[tuple[Any, ...]] = []
+    versions: list[tuple[Any, ...]] = []
+    for index in range(size):
+        (w1, z1), (w2, z2) = rng.choice(WORDS), rng.choice(WORDS)
+        suffix, suffix_zh = rng.choice(SUFFIXES)
+        plugin_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        key = f"{w1}-{w2}-{suffix}-{index:06d}"
+        paid = index % 10 == 9
+        rating_count = rng.randrange(0, 200) if index % 3 else 0
+        created = now - timedelta(minutes=rng.randrange(0, 525_600))
+        distribution = "tarball" if index % 4 == 3 else "config_only"
+        plugins.append(
+            (
+                plugin_id, key,
+                f"{w1.title()} {w2.title()} {suffix.title()} {index}",
+                f"{z1}{z2}{suffix_zh} {index}",
+                f"A {suffix} for {w1} and {w2} work: plugin number {index} of the benchmark.",
+                f"用于{z1}和{z2}工作的{suffix_zh}：基准测试的第 {index} 个插件。",
+                rng.choice(TYPES), CATEGORIES[index % len(CATEGORIES)],
+                not paid, Decimal("9.90") if paid else Decimal("0"),
+                365 if paid else None,
+                [w1, w2, suffix, z1, suffix_zh],
+                "MIT", None, None, None, "developer", [],
+                index % 50 == 0, True, "approved", "1.0.0",
+                int(rng.paretovariate(1.2) * 10),
+                rating_count, rating_count * rng.randint(1, 5) if rating_count else 0,
+                owner_id, created, created,
+            )
+        )  # fmt: skip
+        manifest = {
+            "id": key, "version": "1.0.0", "type": "tool", "category": "utility",
+            "description": f"benchmark plugin {index}",
+            "config": {"endpoint": f"https://example.com/{key}"},
+        }  # fmt: skip
+        tarball = distribution == "tarball"
+        versions.append(
+            (
+                str(uuid.UUID(int=rng.getrandbits(128), version=4)), plugin_id, "1.0.0",
+                "first release", manifest, distribution,
+                secrets.token_hex(32) if tarball else None, 4096 if tarball else None,
+                f"plugins/{plugin_id}/1.0.0.tar.gz" if tarball else None,
+                True, "approved", created,
+            )
+        )  # fmt: skip
+    middle = size // 2
+    detail_id = plugins[middle][0]
+    download = next(i for i in range(middle, size) if versions[i][5] == "config_only")
+    return Catalogue(plugins, versions, detail_id, plugins[download][0])
+
+
+def _sqlite_value(value: Any) -> Any:
+    if isinstance(value, datetime):  # SQLAlchemy's SQLite DATETIME storage format
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    names = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608 - constant names
+
+
+def seed_sqlite(path: Path, size: int) -> tuple[str, str]:
+    """Insert the catalogue with one executemany per table; returns (detail, download) ids."""
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        owner = conn.execute("SELECT id FROM users WHERE email = ?", (DEV_EMAIL,)).fetchone()[0]
+        catalogue = make_catalogue(size, owner)
+        with conn:  # one transaction
+            conn.executemany(
+                _insert_sql("plugins", PLUGIN_COLUMNS),
+                ([_sqlite_value(v) for v in row] for row in catalogue.plugins),
+            )
+            conn.executemany(
+                _insert_sql("plugin_versions", VERSION_COLUMNS),
+                ([_sqlite_value(v) for v in row] for row in catalogue.versions),
+            )
+        # The triggers of migration 0002 must have filled the search tables.
+        rowids = conn.execute("SELECT count(*) FROM plugin_search_rowids").fetchone()[0]
+        found = conn.execute(
+            "SELECT count(*) FROM plugin_search_trigrams WHERE plugin_search_trigrams MATCH ?",
+            ('"' + QUERY + '"',),
+        ).fetchone()[0]
+        grams = conn.execute(
+            "SELECT count(*) FROM plugin_search_grams WHERE plugin_search_grams MATCH ?",
+            ('"' + QUERY[:2].encode("utf-8").hex().upper() + '"',),
+        ).fetchone()[0]
+        if rowids != size or not found or not grams:
+            raise RuntimeError(
+                f"SQLite search tables not filled: {rowids} rowids, {found} trigram and "
+                f"{grams} gram matches for {size} plugins"
+            )
+        print(f"  search tables: {rowids} rows, {found} plugins match {QUERY!r}", flush=True)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return catalogue.detail_id, catalogue.download_id
+    finally:
+        conn.close()
+
+
+async def seed_postgres(dsn: str, size: int) -> tuple[str, str]:
+    """COPY the catalogue in (search_text and the GIN indexes follow), then ANALYZE."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn, timeout=10)
+    try:
+        owner = await conn.fetchval("SELECT id FROM users WHERE email = $1", DEV_EMAIL)
+        catalogue = make_catalogue(size, owner)
+
+        def pg(row: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(
+                json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in row
+            )
+
+        async with conn.transaction():
+            await conn.copy_records_to_table(
+                "plugins", records=[pg(r) for r in catalogue.plugins], columns=PLUGIN_COLUMNS
+            )
+            await conn.copy_records_to_table(
+                "plugin_versions",
+                records=[pg(r) for r in catalogue.versions],
+                columns=VERSION_COLUMNS,
+            )
+        await conn.execute("ANALYZE plugins")
+        await conn.execute("ANALYZE plugin_versions")
+        texts = await conn.fetchval("SELECT count(search_text) FROM plugins")
+        found = await conn.fetchval(
+            "SELECT count(*) FROM plugins WHERE search_text LIKE $1", f"%{QUERY}%"
+        )
+        if texts != size or not found:
+            raise RuntimeError(f"search_text not filled: {texts} of {size}, {found} matches")
+        print(f"  search_text: {texts} rows, {found} plugins match {QUERY!r}", flush=True)
+        return catalogue.detail_id, catalogue.download_id
+    finally:
+        await conn.close()
+
+
+# ---------------------------------------------------------------------------------------
+# PostgreSQL databases
+
+
+async def _pg_admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(PG_ADMIN_URL, timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def postgres_reachable() -> str | None:
+    """None when the server answers; otherwise why not."""
+    try:
+        asyncio.run(_pg_admin("SELECT 1"))
+    except Exception as exc:  # any failure to connect means: skip PostgreSQL
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+@contextlib.contextmanager
+def postgres_database(size: int) -> Iterator[str]:
+    """A fresh UTF-8 database (pg_trgm needs a UTF-8 ctype for Chinese); dropped on exit."""
+    name = f"bench_browse_{size}_{secrets.token_hex(4)}"
+    asyncio.run(
+        _pg_admin(
+            f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' "
+            "LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'"
+        )
+    )
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(Exception):
+            asyncio.run(_pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+# ---------------------------------------------------------------------------------------
+# Load generation
+
+
+@dataclass
+class Load:
+    requests_per_second: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    non_2xx: int
+    cold_ms: float = 0.0
+    ratio: float = 0.0
+
+
+UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+def _ms(value: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", value)
+    if match is None:
+        raise RuntimeError(f"unexpected wrk latency: {value!r}")
+    return float(match[1]) * UNITS_MS[match[2]]
+
+
+def parse_wrk(output: str) -> Load:
+    def number(pattern: str) -> str:
+        match = re.search(pattern, output)
+        if match is None:
+            raise RuntimeError(f"wrk output lacks {pattern!r}:\n{output}")
+        return match[1]
+
+    errors = sum(
+        int(n)
+        for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", number(r"(Socket errors:.*)"))
+    ) if "Socket errors" in output else 0  # fmt: skip
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return Load(
+        requests_per_second=float(number(r"Requests/sec:\s+([\d.]+)")),
+        p50_ms=_ms(number(r"\n\s+50%\s+(\S+)")),
+        p90_ms=_ms(number(r"\n\s+90%\s+(\S+)")),
+        p99_ms=_ms(number(r"\n\s+99%\s+(\S+)")),
+        requests=int(number(r"(\d+) requests in")),
+        errors=errors,
+        non_2xx=int(non_2xx[1]) if non_2xx else 0,
+    )
+
+
+def wrk(url: str, seconds: int, headers: dict[str, str]) -> Load:
+    command = ["taskset", "-c", LOADGEN_CORE, "wrk", "-t1", f"-c{CONNECTIONS}"]
+    command += [f"-d{seconds}s", "--latency", "--timeout", WRK_TIMEOUT]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    done = subprocess.run(
+        [*command, url], capture_output=True, text=True, timeout=seconds + 60, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
+    return parse_wrk(done.stdout)
+
+
+def measure(url: str, headers: dict[str, str], duration: int, warmup: int) -> Load:
+    """The cold request (timed), a warm-up, then the measured run."""
+    start = time.perf_counter()
+    response = httpx.get(url, headers=headers, timeout=REQUEST_SECONDS)
+    cold = (time.perf_counter() - start) * 1000
+    if response.status_code != 200:
+        raise RuntimeError(f"GET {url} answered {response.status_code}: {response.text[:300]}")
+    if warmup:
+        wrk(url, warmup, headers)
+    load = wrk(url, duration, headers)
+    load.cold_ms = cold
+    if load.non_2xx or load.errors:
+        print(f"  warning: {load.non_2xx} non-2xx responses, {load.errors} socket errors")
+    return load
+
+
+# ---------------------------------------------------------------------------------------
+# One database, one size
+
+
+@dataclass
+class SizeResult:
+    size: int
+    seed_seconds: float
+    matches_note: str = ""
+    loads: dict[str, Load] = field(default_factory=dict)
+
+
+@dataclass
+class DatabaseResult:
+    database: str
+    skipped: str = ""
+    sizes: list[SizeResult] = field(default_factory=list)
+    growth: dict[str, float] = field(default_factory=dict)
+    verdicts: dict[str, bool] = field(default_factory=dict)
+
+
+def service_env(data_dir: Path, port: int, database_url: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETPLACE_")}
+    src = str(REPO / "src")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    env.update(
+        MARKETPLACE_DATA_DIR=str(data_dir),
+        MARKETPLACE_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        MARKETPLACE_RATE_LIMIT_ENABLED="false",
+        MARKETPLACE_LOG_LEVEL="WARNING",
+    )
+    if database_url:
+        env["MARKETPLACE_DATABASE_URL"] = database_url
+    return env
+
+
+def run_size(
+    database: str, size: int, work: Path, bare_url: str, duration: int, warmup: int
+) -> SizeResult:
+    data_dir = work / f"{database}-{size}"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with contextlib.ExitStack() as stack:
+        database_url = None
+        if database == "postgres":
+            name = stack.enter_context(postgres_database(size))
+            database_url = f"postgresql+asyncpg://{PG_HOST}/{name}"
+        env = service_env(data_dir, port, database_url)
+        print(f"{database} {size:,} plugins: migrating and seeding ...", flush=True)
+        cli(env, "db", "upgrade")
+        for email, role in ((DEV_EMAIL, "DEVELOPER"), (USER_EMAIL, "USER")):
+            cli(env, "user", "create", "--email", email, "--password", PASSWORD,
+                "--name", f"Bench {role.title()}", "--role", role)  # fmt: skip
+        start = time.perf_counter()
+        if database == "postgres":
+            detail_id, download_id = asyncio.run(
+                seed_postgres(f"postgresql://{PG_HOST}/{name}", size)
+            )
+        else:
+            detail_id, download_id = seed_sqlite(data_dir / "marketplace.db", size)
+        result = SizeResult(size=size, seed_seconds=time.perf_counter() - start)
+        print(f"  seeded in {result.seed_seconds:.1f} s", flush=True)
+
+        serve = ["taskset", "-c", SERVICE_CORE, sys.executable, "-m", "marketplace.cli.main"]
+        serve += ["serve", "--port", str(port)]
+        stack.enter_context(running(serve, env, url, work / f"server-{database}-{size}.log"))
+        login = {"email": USER_EMAIL, "password": PASSWORD}
+        response = httpx.post(f"{url}/api/v1/auth/login", json=login, timeout=REQUEST_SECONDS)
+        if response.status_code != 200:
+            raise RuntimeError(f"login answered {response.status_code}: {response.text[:300]}")
+        auth = {"Authorization": f"Bearer {response.json()['data']['accessToken']}"}
+        plugins = f"{url}/api/v1/plugins"
+        targets = {
+            "bare": (f"{bare_url}/page", {}),
+            "browse": (f"{plugins}/browse", {}),
+            "browse_q": (f"{plugins}/browse?q={quote(QUERY)}", {}),
+            "detail": (f"{plugins}/detail/{detail_id}", {}),
+            "download": (f"{plugins}/download/{download_id}/latest", auth),
+        }
+        for endpoint in ENDPOINTS:
+            target, headers = targets[endpoint]
+            load = measure(target, headers, duration, warmup)
+            result.loads[endpoint] = load
+            print(
+                f"  {LABELS[endpoint]:<24} {load.requests_per_second:>8.0f} req/s  "
+                f"p50 {load.p50_ms:6.2f} ms  p99 {load.p99_ms:6.2f} ms  "
+                f"cold {load.cold_ms:7.1f} ms",
+                flush=True,
+            )
+        bare = result.loads["bare"].requests_per_second
+        for load in result.loads.values():
+            load.ratio = load.requests_per_second / bare if bare else 0.0
+    return result
+
+
+def judge(result: DatabaseResult) -> None:
+    sizes = sorted(result.sizes, key=lambda s: s.size)
+    largest = sizes[-1]
+    for endpoint, target in TARGET_RATIO.items():
+        result.verdicts[f"{endpoint} ratio"] = largest.loads[endpoint].ratio >= target
+    result.verdicts["p99"] = all(
+        load.p99_ms < TARGET_P99_MS and not load.non_2xx and not load.errors
+        for s in sizes
+        for name, load in s.loads.items()
+        if name != "bare"
+    )
+    if len(sizes) > 1:
+        for endpoint in ENDPOINTS:
+            small = sizes[0].loads[endpoint].p50_ms
+            result.growth[endpoint] = largest.loads[endpoint].p50_ms / small if small else 0.0
+        result.verdicts["browse growth"] = result.growth["browse"] < TARGET_GROWTH
+
+
+def run_database(
+    database: str, sizes: list[int], work: Path, bare_url: str, duration: int, warmup: int
+) -> DatabaseResult:
+    result = DatabaseResult(database)
+    if database == "postgres":
+        why = postgres_reachable()
+        if why is not None:
+            result.skipped = f"PostgreSQL unreachable at {PG_ADMIN_URL} ({why})"
+            print(f"skipping postgres: {result.skipped}", flush=True)
+            return result
+    for size in sizes:
+        result.sizes.append(run_size(database, size, work, bare_url, duration, warmup))
+    judge(result)
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "FAIL"
+
+
+def table(result: DatabaseResult) -> str:
+    if result.skipped:
+        return f"{result.database}: skipped: {result.skipped}"
+    largest = max(s.size for s in result.sizes)
+    lines = [
+        f"{result.database}",
+        "| plugins | endpoint | req/s | x bare | p50 ms | p99 ms | cold ms | target |",
+        "|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for size in sorted(result.sizes, key=lambda s: s.size):
+        for endpoint in ENDPOINTS:
+            load = size.loads[endpoint]
+            checks = []
+            if endpoint != "bare":
+                if endpoint in TARGET_RATIO:
+                    wanted = TARGET_RATIO[endpoint]
+                    mark = verdict(load.ratio >= wanted) if size.size == largest else "-"
+                    checks.append(f"x>={wanted} {mark}")
+                p99_ok = load.p99_ms < TARGET_P99_MS and not load.non_2xx and not load.errors
+                checks.append(f"p99 {verdict(p99_ok)}")
+            else:
+                checks.append("reference")
+            lines.append(
+                f"| {size.size:,} | {LABELS[endpoint]} | {load.requests_per_second:,.0f} | "
+                f"{load.ratio:.2f} | {load.p50_ms:.2f} | {load.p99_ms:.2f} | "
+                f"{load.cold_ms:.1f} | {', '.join(checks)} |"
+            )
+    if result.growth:
+        sizes = sorted(s.size for s in result.sizes)
+        shown = ", ".join(f"{LABELS[e]} {g:.2f}" for e, g in result.growth.items())
+        lines.append("")
+        lines.append(
+            f"p50 ratio {sizes[-1]:,}/{sizes[0]:,}: browse {result.growth['browse']:.2f} "
+            f"{verdict(result.verdicts['browse growth'])} (target < {TARGET_GROWTH}); "
+            f"all: {shown}"
+        )
+    failed = [name for name, ok in result.verdicts.items() if not ok]
+    suffix = f" (failed: {', '.join(failed)})" if failed else ""
+    lines.append(f"overall: {verdict(not failed)}{suffix}")
+    return "\n".join(lines)
+
+
+def save(payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    stamp = datetime.fromisoformat(payload["started_at"]).strftime("%Y%m%dT%H%M%SZ")
+    path = RESULTS / f"browse-{stamp}.json"
+    path.write_text(text)
+    (RESULTS / "browse-latest.json").write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def missing_tools() -> str | None:
+    if shutil.which("taskset") is None:
+        return "taskset is not installed; install util-linux: apt-get install -y util-linux"
+    if shutil.which("wrk") is None:
+        return f"wrk is not installed; install it with: {INSTALL_WRK}"
+    if (os.cpu_count() or 1) < 2:
+        return "this benchmark pins the service and wrk to two different cores; it needs 2"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Browse benchmark (see the module docstring).")
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="plugins (default 1000,100000)"
+    )
+    parser.add_argument(
+        "--duration", type=int, default=DEFAULT_DURATION, help="seconds per measured wrk run"
+    )
+    parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP, help="seconds of warm-up")
+    parser.add_argument("--databases", default="sqlite,postgres", help="sqlite,postgres")
+    parser.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    args = parser.parse_args(argv)
+    try:
+        sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    except ValueError:
+        parser.error("--sizes takes integers separated by commas")
+    databases = [d.strip() for d in args.databases.split(",") if d.strip()]
+    if not sizes or not all(20 <= s <= 1_000_000 for s in sizes):
+        parser.error("--sizes must be between 20 and 1000000")
+    if not databases or set(databases) - {"sqlite", "postgres"}:
+        parser.error("--databases takes sqlite and/or postgres")
+    if not 1 <= args.duration <= 300 or not 0 <= args.warmup <= 60:
+        parser.error("--duration must be 1-300 and --warmup 0-60")
+    problem = missing_tools()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+
+    payload: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "connections": CONNECTIONS,
+        "duration_seconds": args.duration,
+        "warmup_seconds": args.warmup,
+        "query": QUERY,
+        "targets": {"ratio": TARGET_RATIO, "p99_ms": TARGET_P99_MS, "growth": TARGET_GROWTH},
+    }
+    results: list[DatabaseResult] = []
+    work = Path(tempfile.mkdtemp(prefix="bench-browse-"))
+    try:
+        bare_port = free_port()
+        bare_url = f"http://127.0.0.1:{bare_port}"
+        bare = ["taskset", "-c", SERVICE_CORE, sys.executable]
+        bare += [str(REPO / "bench" / "bare_app.py"), str(bare_port)]
+        with running(bare, dict(os.environ), bare_url, work / "bare.log"):
+            for database in databases:
+                results.append(
+                    run_database(database, sizes, work, bare_url, args.duration, args.warmup)
+                )
+    except (RuntimeError, OSError, httpx.HTTPError, subprocess.SubprocessError) as exc:
+        print(f"benchmark failed: {exc}", file=sys.stderr)
+        for log in sorted(work.glob("*.log")):
+            if log.stat().st_size:
+                print(f"{log.name}:\n{log.read_text(errors='replace')[-3000:]}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # the servers and the databases are gone by now
+        print("interrupted; servers stopped, temporary files removed", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print()
+    for result in results:
+        print(table(result))
+        print()
+    payload["databases"] = [asdict(r) for r in results]
+    if not args.no_save:
+        print(f"figures saved to {save(payload)}")
+    passed = all(all(r.verdicts.values()) for r in results if not r.skipped)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
