@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import settings as hypothesis_settings
 from fastapi import FastAPI
 from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -25,6 +26,11 @@ from tests.dbsetup import (
 from tests.factories import Factory
 
 TEST_SECRET = "test-secret-key-not-for-production-0123456789"
+
+# Shared, loaded machines (CI runs both databases on 2 cores): time per example is not
+# what these properties test, so no deadline; the example count stays at the default.
+hypothesis_settings.register_profile("marketplace", deadline=None)
+hypothesis_settings.load_profile("marketplace")
 
 
 def pytest_report_header() -> str:
