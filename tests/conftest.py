@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hypothesis import settings as hypothesis_settings
 from fastapi import FastAPI
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
