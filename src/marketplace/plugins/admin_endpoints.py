@@ -46,6 +46,7 @@ from marketplace.plugins.views import (
     version_out,
 )
 from marketplace.review import engine
+from marketplace.storage.references import forget_blob
 
 router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
 audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])
@@ -207,10 +208,8 @@ async def delete_plugin(
 
 
 async def _drop_unreferenced_blobs(request: Request, keys: list[str]) -> None:
-    async with request.app.state.sessionmaker() as session:
-        orphans = await service.unreferenced(session, keys)
-    for key in orphans:
-        await request.app.state.blob_store.delete(key)
+    for key in keys:
+        await forget_blob(request.app.state.sessionmaker, request.app.state.blob_store, key)
 
 
 @router.get("/{plugin_id}/versions")

@@ -52,7 +52,6 @@ from marketplace.plugins.schemas import (
 from marketplace.review import engine
 from marketplace.review.audit import SYSTEM_REVIEWER
 from marketplace.review.lists import paged_with_counts
-from marketplace.storage import references
 
 # ---------- categories ----------
 
@@ -240,11 +239,6 @@ async def delete_plugin(session: AsyncSession, plugin: Plugin) -> list[str]:
     await session.delete(plugin)
     await session.flush()
     return keys
-
-
-async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
-    """Keys no plugin or scenario version references any more (blobs are shared by content)."""
-    return await references.unreferenced(session, keys)
 
 
 # ---------- versions ----------
