@@ -24,9 +24,9 @@ from marketplace.kit.ratelimit_mw import RateLimitMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
-from marketplace.plugins.admin_endpoints import audit_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
+from marketplace.publishing.endpoints import audit_router
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
@@ -108,14 +108,12 @@ def _add_operations_routes(app: FastAPI) -> None:
             checks["database"] = "ok"
         except Exception as exc:
             checks["database"] = f"error: {type(exc).__name__}"
-        store = request.app.state.blob_store
-        if True:
-            try:
-                # Any answer (found or not) proves the store is reachable.
-                await store.exists(blob_key("0" * 64))
-                checks["storage"] = "ok"
-            except Exception as exc:
-                checks["storage"] = f"error: {type(exc).__name__}"
+        try:
+            # Any answer (found or not) proves the store is reachable.
+            await request.app.state.blob_store.exists(blob_key("0" * 64))
+            checks["storage"] = "ok"
+        except Exception as exc:
+            checks["storage"] = f"error: {type(exc).__name__}"
         ready = all(v == "ok" for v in checks.values())
         return JSONBytes(
             {"status": "ok" if ready else "unavailable", "checks": checks},

@@ -65,10 +65,11 @@ async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's one session; committed when the endpoint returns, rolled back on error.
 
     Unsafe methods get BEGIN IMMEDIATE on SQLite (taken lazily at the first statement).
-    An endpoint that streams a large body commits its checks first, so no lock or pooled
-    connection is held while bytes arrive.
+    A route that streams its body (`kit.routing.streams_body`) only reads here: it ends
+    this transaction before the body arrives (`end_checks`) and writes in its own.
     """
-    write = request.method not in SAFE_METHODS
+    route = request.scope.get("route")
+    write = request.method not in SAFE_METHODS and not getattr(route, "streams_body", False)
     factory: async_sessionmaker[AsyncSession] = (
         request.app.state.write_sessionmaker if write else request.app.state.sessionmaker
     )
@@ -83,3 +84,18 @@ async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 # scope="function": commit before the response is sent, so a failed commit is reported.
 DbSession = Annotated[AsyncSession, Depends(request_session, scope="function")]
+
+
+async def end_checks(session: AsyncSession) -> None:
+    """End the read transaction a streaming route's checks ran in (token, role, owner),
+    so no connection, snapshot or lock is held while its body arrives."""
+    await session.commit()
+
+
+def write_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
+    """For a route that opens its own write transaction (`async with sessions.begin()`)."""
+    factory: async_sessionmaker[AsyncSession] = request.app.state.write_sessionmaker
+    return factory
+
+
+WriteSessions = Annotated[async_sessionmaker[AsyncSession], Depends(write_sessions)]

@@ -24,12 +24,6 @@ class AppError(Exception):
         self.headers = headers or {}
         super().__init__(self.message)
 
-    def envelope(self) -> dict[str, Any]:
-        return {
-            "success": False,
-            "error": {"code": self.code, "message": self.message, "details": self.details},
-        }
-
 
 class ValidationFailed(AppError):
     status_code = 400

@@ -20,6 +20,7 @@ from starlette.requests import ClientDisconnect
 
 from marketplace.errors import AppError, IconTooLarge, PackageInvalid, PackageTooLarge
 from marketplace.kit import upload as upload_module
+from marketplace.kit.errors_http import error_response
 from marketplace.kit.upload import Inspector, ReceivedUpload, _Handoff, receive_upload
 from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, Readable, inspect_archive
 from tests.packages.tarballs import package
@@ -66,7 +67,7 @@ def make_app(upload_dir: Path, **options: Any) -> FastAPI:
 
     @app.exception_handler(AppError)
     async def render(request: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(exc.envelope(), status_code=exc.status_code)
+        return error_response(exc.status_code, exc.code, exc.message, exc.details)
 
     @app.post("/upload")
     async def upload(request: Request) -> dict[str, Any]:

@@ -243,18 +243,25 @@ async def test_version_approval_of_taken_down_plugin_does_not_relist(
     )
 
 
-async def test_approving_older_version_keeps_newer_current(
+async def test_approving_a_lower_version_makes_it_current(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
+    """Seed part 3 and 9.5: approval makes a version current, whatever its number."""
     dev, admin = await factory.developer(), await factory.admin()
     plugin = await publish(client, dev)
     await create_version(client, dev, plugin, "2.0.0")
     ok(await review_plugin(client, admin, plugin["id"], approved=True))
-    older = await create_version(client, dev, plugin, "1.5.0")
-    data = ok(await review_version(client, admin, older["id"], approved=True))
-    assert data["reviewStatus"] == "approved" and data["isLatest"] is False
+    lower = await create_version(client, dev, plugin, "1.5.0")
+    data = ok(await review_version(client, admin, lower["id"], approved=True))
+    assert (data["reviewStatus"], data["isLatest"]) == ("approved", True)
     detail = ok(await client.get(f"/api/v1/admin/plugins/{plugin['id']}", headers=admin.headers))
-    assert detail["latestVersion"] == "2.0.0"
+    assert detail["latestVersion"] == "1.5.0"
+    versions = ok(
+        await client.get(f"/api/v1/admin/plugins/{plugin['id']}/versions", headers=admin.headers)
+    )["items"]
+    assert {v["version"]: v["isLatest"] for v in versions} == {"2.0.0": False, "1.5.0": True}
+    public = ok(await client.get(f"/api/v1/plugins/versions/{plugin['id']}"))["items"]
+    assert [v["version"] for v in public if v["isLatest"]] == ["1.5.0"]
 
 
 async def test_review_errors(client: httpx.AsyncClient, factory: Factory) -> None:

@@ -182,7 +182,7 @@ async def test_download_needs_login_and_a_public_scenario(
     )
 
 
-async def test_download_serves_the_newest_approved_version_that_has_a_package(
+async def test_download_serves_the_current_version_else_the_newest_approved_package(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
     dev, admin, user = await factory.developer(), await factory.admin(), await factory.user()
@@ -196,12 +196,14 @@ async def test_download_serves_the_newest_approved_version_that_has_a_package(
             client, dev, scenario["id"], scenario_package(scenario["id"], "1.5.0"), "1.5.0"
         )
     )
+    # The current version (2.0.0) has no package: the newest approved one with a package.
     info = ok(await client.get(f"{PUBLIC}/{scenario['id']}/download", headers=user.headers))
     assert info["version"] == "1.0.0"
+    # Approving 1.5.0 makes it current (seed 3): its package is served and it is shown.
     await approve(client, admin, scenario["id"], "1.5.0")
     info = ok(await client.get(f"{PUBLIC}/{scenario['id']}/download", headers=user.headers))
     assert info["version"] == "1.5.0"
-    assert ok(await client.get(f"{PUBLIC}/{scenario['id']}"))["version"] == "2.0.0"
+    assert ok(await client.get(f"{PUBLIC}/{scenario['id']}"))["version"] == "1.5.0"
 
 
 async def test_listed_scenario_without_any_package_has_nothing_to_download(

@@ -133,7 +133,7 @@ async def test_only_pending_versions_are_reviewed(
     assert len(await _audit(sessionmaker, vid)) == 1
 
 
-async def test_newer_approved_version_becomes_current_older_does_not(
+async def test_each_approved_version_becomes_current_whatever_its_number(
     client: httpx.AsyncClient, factory: Factory, sessionmaker
 ) -> None:
     dev, admin = await factory.developer(), await factory.admin()
@@ -153,15 +153,16 @@ async def test_newer_approved_version_becomes_current_older_does_not(
             client, admin, await version_id(client, admin, scenario["id"], "1.5.0"), approved=True
         )
     )
+    # Seed part 3 and 9.5: the version approved last is current, though 2.0.0 is higher.
     row, versions = await _state(sessionmaker, scenario["id"])
-    assert row.latest_version == "2.0.0"
+    assert row.latest_version == "1.5.0"
     assert {v: (r.review_status, r.is_latest) for v, r in versions.items()} == {
         "1.0.0": ("approved", False),
-        "1.5.0": ("approved", False),
-        "2.0.0": ("approved", True),
+        "1.5.0": ("approved", True),
+        "2.0.0": ("approved", False),
     }
     public = ok(await client.get(f"{PUBLIC}/{scenario['id']}"))
-    assert (public["version"], public["name"]) == ("2.0.0", "Second")
+    assert (public["version"], public["name"]) == ("1.5.0", "Hotfix")
 
 
 async def test_status_follows_the_newest_version_only(

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 from fastapi import FastAPI
 
+from marketplace.publishing.blobs import referenced_blob_keys, unreferenced
 from marketplace.storage.base import blob_key
 from marketplace.storage.gc import collect_garbage
-from marketplace.storage.references import referenced_blob_keys, unreferenced
 from tests.factories import Factory
 from tests.helpers import ok
 from tests.packages.tarballs import package

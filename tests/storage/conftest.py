@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from moto.server import ThreadedMotoServer
 
 from marketplace.errors import AppError
+from marketplace.kit.errors_http import error_response
 from marketplace.storage.base import BlobStore, blob_key
 from marketplace.storage.local import LocalBlobStore
 from marketplace.storage.routes import router
@@ -93,7 +94,7 @@ def app(local_store: LocalBlobStore) -> FastAPI:
 
     async def handle_app_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, AppError)
-        return JSONResponse(exc.envelope(), status_code=exc.status_code, headers=exc.headers)
+        return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
 
     app.add_exception_handler(AppError, handle_app_error)
     return app

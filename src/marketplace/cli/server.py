@@ -129,9 +129,9 @@ def storage_gc(
 
 async def _storage_gc(min_age: int, dry_run: bool) -> list[str]:
     from marketplace.db import make_engine, make_sessionmaker
+    from marketplace.publishing.blobs import referenced_blob_keys
     from marketplace.storage.factory import make_blob_store
     from marketplace.storage.gc import collect_garbage
-    from marketplace.storage.references import referenced_blob_keys
 
     settings = get_settings()
     engine = make_engine(settings.database_url, pool_size=0)

@@ -13,7 +13,6 @@ from marketplace.catalog.service import find_plugin, is_listed, is_newer, listed
 from marketplace.commerce import purchases, service
 from marketplace.commerce.payments import PaymentProviderDep
 from marketplace.commerce.schemas import (
-    DownloadOut,
     InstalledItem,
     InstalledList,
     InstallIn,
@@ -22,13 +21,13 @@ from marketplace.commerce.schemas import (
     PurchaseOut,
     RateIn,
     RatingOut,
-    download_out,
 )
 from marketplace.db import DbSession
 from marketplace.errors import PluginNotFound
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import Plugin, Purchase
+from marketplace.plugins.downloads import DownloadOut, download_info
 
 router = api_router(prefix="/api/v1/plugins", tags=["marketplace: user"])
 
@@ -74,11 +73,11 @@ async def download(
     chosen = await service.downloadable_version(session, plugin, version)
     await purchases.require_active_purchase(session, plugin, user)
     state = request.app.state
-    info = await service.download_info(
+    info = await download_info(
         state.blob_store, state.settings.download_url_seconds, plugin, chosen
     )
     response.headers["Cache-Control"] = NO_STORE
-    return Envelope(data=download_out.validate_python(info))
+    return Envelope(data=info)
 
 
 @router.post("/install/{plugin_id}", status_code=status.HTTP_201_CREATED, responses=UPDATED)

@@ -3,37 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 
 from marketplace.catalog.schemas import PublicPluginOut
 from marketplace.kit.schemas import InputModel, Money, OutputModel, SafeText
-
-
-class DownloadTarball(OutputModel):
-    distribution: Literal["tarball"]
-    url: str
-    sha256: str | None
-    size: int | None
-    expires_at: datetime
-
-
-class DownloadConfigOnly(OutputModel):
-    distribution: Literal["config_only"]
-    config_only: Literal[True]
-    manifest: dict[str, Any]
-
-
-class DownloadInline(OutputModel):
-    distribution: Literal["inline"]
-    manifest: dict[str, Any]
-
-
-DownloadOut = Annotated[
-    DownloadTarball | DownloadConfigOnly | DownloadInline, Field(discriminator="distribution")
-]
-download_out: TypeAdapter[DownloadOut] = TypeAdapter(DownloadOut)
 
 
 class InstallIn(InputModel):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
 
 from sqlalchemy import exists, select, update
 from sqlalchemy.exc import IntegrityError
@@ -13,11 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.catalog.cache import bump_catalog_generation
 from marketplace.catalog.service import DEVELOPER_NAME, is_listed
 from marketplace.commerce.purchases import PAID
-from marketplace.errors import InternalError, RatingNotAllowed, VersionNotApproved, VersionNotFound
+from marketplace.errors import RatingNotAllowed, VersionNotApproved, VersionNotFound
 from marketplace.kit.dbtypes import utcnow
 from marketplace.models import (
     DeveloperProfile,
-    Distribution,
     Install,
     Plugin,
     PluginVersion,
@@ -28,14 +25,6 @@ from marketplace.models import (
 )
 
 LATEST = "latest"
-
-
-class PresignedUrls(Protocol):
-    """The part of the blob store (marketplace.storage) that downloads need."""
-
-    async def presigned_url(
-        self, key: str, *, filename: str, expires_in: int
-    ) -> tuple[str, datetime]: ...
 
 
 async def downloadable_version(session: AsyncSession, plugin: Plugin, ref: str) -> PluginVersion:
@@ -65,34 +54,6 @@ async def downloadable_version(session: AsyncSession, plugin: Plugin, ref: str) 
     if version.review_status != ReviewStatus.APPROVED:
         raise VersionNotApproved()
     return version
-
-
-async def download_info(
-    store: PresignedUrls, expires_in: int, plugin: Plugin, version: PluginVersion
-) -> dict[str, Any]:
-    """Tarball: a presigned URL with its SHA256; otherwise the manifest itself."""
-    if version.distribution == Distribution.TARBALL:
-        if version.blob_key is None:  # invariant 3 says never; refuse rather than guess
-            raise InternalError()
-        url, expires_at = await store.presigned_url(
-            version.blob_key,
-            filename=f"{plugin.plugin_key}-{version.version}.tar.gz",
-            expires_in=expires_in,
-        )
-        return {
-            "distribution": Distribution.TARBALL.value,
-            "url": url,
-            "sha256": version.sha256,
-            "size": version.size,
-            "expires_at": expires_at,
-        }
-    if version.distribution == Distribution.CONFIG_ONLY:
-        return {
-            "distribution": Distribution.CONFIG_ONLY.value,
-            "config_only": True,
-            "manifest": version.manifest,
-        }
-    return {"distribution": Distribution.INLINE.value, "manifest": version.manifest}
 
 
 async def _own_install(session: AsyncSession, user_id: str, plugin_id: str) -> Install | None:

@@ -4,18 +4,38 @@ FastAPI decodes a JSON body before it runs any dependency, so a malformed body w
 answer 400 ahead of 401/403/404 (CONTRACT 1 orders those first). The request handed to
 FastAPI here decodes leniently: an undecodable body becomes an `InvalidJSON` value that
 fails validation after the dependencies ran, and the error handler names it as such.
+
+Bodies are capped here too (413 before anything else reads them), except on routes marked
+`@streams_body`: those parse and cap their own multipart bodies as they arrive.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request, Response
 from fastapi.routing import APIRoute
 
+from marketplace.errors import TooLarge
 from marketplace.kit.schemas import ERROR_RESPONSES
+
+# Inline-code manifests carry whole bundles, so JSON bodies get a generous cap.
+JSON_BODY_MAX_BYTES = 16 * 1024 * 1024
+STREAMS_BODY = "streams_body"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def streams_body(endpoint: F) -> F:
+    """Mark an endpoint that reads its own (streamed, self-capped) request body.
+
+    Its route gets no body cap and its request session no write transaction: the endpoint
+    opens its own once the body has arrived (marketplace.db.request_session).
+    """
+    setattr(endpoint, STREAMS_BODY, True)
+    return endpoint
 
 
 class InvalidJSON:
@@ -34,13 +54,39 @@ class _LenientJSONRequest(Request):
         except UnicodeDecodeError as error:
             return InvalidJSON(json.JSONDecodeError("not UTF-8", "", error.start))
 
+    async def read_capped_body(self, max_bytes: int) -> None:
+        """Read the whole body (what FastAPI reads later), refusing one over max_bytes."""
+        declared = self.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise TooLarge(details={"maxBytes": max_bytes})
+        chunks: list[bytes] = []
+        received = 0
+        async for chunk in self.stream():
+            received += len(chunk)
+            if received > max_bytes:
+                raise TooLarge(details={"maxBytes": max_bytes})
+            chunks.append(chunk)
+        self._body = b"".join(chunks)
+
 
 class ApiRoute(APIRoute):
+    max_body_bytes = JSON_BODY_MAX_BYTES
+
+    @property
+    def streams_body(self) -> bool:
+        return bool(getattr(self.endpoint, STREAMS_BODY, False))
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        reads_body = self.body_field is not None and not self.streams_body
+        max_bytes = self.max_body_bytes
 
         async def lenient_handler(request: Request) -> Response:
-            return await handler(_LenientJSONRequest(request.scope, request.receive))
+            lenient = _LenientJSONRequest(request.scope, request.receive)
+            if reads_body:
+                # Outside FastAPI's body parsing, which would turn the 413 into a 400.
+                await lenient.read_capped_body(max_bytes)
+            return await handler(lenient)
 
         return lenient_handler
 

@@ -45,10 +45,6 @@ class Envelope(BaseModel, Generic[T]):
     data: T
 
 
-def envelope(data: Any) -> dict[str, Any]:
-    return {"success": True, "data": data}
-
-
 def _money_json(value: Decimal) -> float:
     return float(value)
 

@@ -1,29 +1,30 @@
-"""Plugin admin group (seed 4.5): prefix /api/v1/admin/plugins, plus audit logs."""
+"""Plugin admin group (seed 4.5): prefix /api/v1/admin/plugins."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
-from marketplace.commerce.schemas import DownloadOut, download_out
-from marketplace.commerce.service import download_info
-from marketplace.db import DbSession
+from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.kit.pagination import LimitParams
-from marketplace.kit.routing import api_router
+from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
+from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus
+from marketplace.plugins import review as plugin_review
 from marketplace.plugins import service, uploads
+from marketplace.plugins.downloads import DownloadOut, download_info
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
-from marketplace.plugins.lookup import AdminPlugin, find_plugin, find_version
+from marketplace.plugins.kind import PLUGINS
+from marketplace.plugins.lookup import AdminPlugin, AdminPluginForWrite
 from marketplace.plugins.schemas import (
     AdminCreateIn,
     AdminPluginList,
     AdminPluginOut,
     AdminUpdateIn,
     AdminVersionList,
-    AuditLogList,
     CategoryIn,
     CategoryItems,
     CategoryOut,
@@ -33,23 +34,17 @@ from marketplace.plugins.schemas import (
     PluginOut,
     PluginReviewIn,
     PriceIn,
-    StatusCounts,
     VersionItems,
     VersionOut,
-    VersionReviewIn,
 )
-from marketplace.plugins.views import (
-    admin_plugin_out,
-    admin_version_out,
-    audit_out,
-    plugin_out,
-    version_out,
-)
-from marketplace.review import engine
-from marketplace.storage.references import forget_blob
+from marketplace.plugins.views import admin_plugin_out, admin_version_out, plugin_out, version_out
+from marketplace.publishing import queries
+from marketplace.publishing.blobs import forget_blobs
+from marketplace.publishing.endpoints import QueueViews, add_version_queue
+from marketplace.publishing.schemas import StatusCounts
+from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
-audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])
 
 Search = Annotated[str | None, Query(max_length=200)]
 
@@ -89,60 +84,18 @@ async def delete_category(key: str, _admin: Admin, session: DbSession) -> Envelo
     return Envelope(data={"key": key})
 
 
-@router.get("/versions/pending")
-async def list_versions(
-    _admin: Admin,
-    session: DbSession,
-    page: LimitParams,
-    review_status: Annotated[
-        ReviewStatus | Literal["all"], Query(alias="reviewStatus")
-    ] = ReviewStatus.PENDING,
-    search: Search = None,
-) -> Envelope[AdminVersionList]:
-    """Versions across plugins; reviewStatus defaults to pending, `all` lists every state."""
-    wanted = None if review_status == "all" else str(review_status)
-    rows, total, counts = await service.admin_versions(session, page, wanted, search)
-    labels = await service.reviewer_labels(session, (v.reviewed_by for v, _ in rows))
-    return Envelope(
-        data=AdminVersionList(
-            items=[admin_version_out(v, p, labels) for v, p in rows],
-            total=total,
-            page=page.page,
-            limit=page.size,
-            counts=StatusCounts(**counts),
-        )
-    )
-
-
-@router.post("/versions/{version_id}/review")
-async def review_version(
-    version_id: str, body: VersionReviewIn, admin: Admin, session: DbSession
-) -> Envelope[VersionOut]:
-    """Approve (becomes current) or reject a pending version."""
-    version = await find_version(session, version_id)
-    plugin = await engine.lock_plugin(session, version.plugin_id)
-    version = await find_version(session, version_id, lock=True)
-    if body.approved:
-        await engine.approve_version(
-            session, plugin, version, reviewer_id=admin.id, note=body.review_note
-        )
-    else:
-        await engine.reject_version(session, version, reviewer_id=admin.id, note=body.review_note)
-    return Envelope(data=version_out(version))
-
-
-@router.get("/versions/{version_id}/download")
-async def download_version(
-    version_id: str, request: Request, _admin: Admin, session: DbSession
-) -> Envelope[DownloadOut]:
-    """Download information for any version, pending ones included (reviewers read them)."""
-    version = await find_version(session, version_id)
-    plugin = await find_plugin(session, version.plugin_id)
-    state = request.app.state
-    info = await download_info(
-        state.blob_store, state.settings.download_url_seconds, plugin, version
-    )
-    return Envelope(data=download_out.validate_python(info))
+add_version_queue(
+    router,
+    PLUGINS,
+    QueueViews(
+        list_model=AdminVersionList,
+        version_model=VersionOut,
+        download_model=DownloadOut,
+        version_out=version_out,
+        queue_item_out=admin_version_out,
+        download=download_info,
+    ),
+)
 
 
 @router.get("")
@@ -154,8 +107,9 @@ async def list_plugins(
     search: Search = None,
 ) -> Envelope[AdminPluginList]:
     """Every plugin with counts per review status (counts share the search, ignore the filter)."""
-    plugins, total, counts = await service.admin_plugins(session, page, review_status, search)
-    labels = await service.reviewer_labels(session, (p.reviewed_by for p in plugins))
+    wanted = review_status.value if review_status else None
+    plugins, total, counts = await queries.admin_items(session, PLUGINS, page, wanted, search)
+    labels = await queries.reviewer_labels(session, (p.reviewed_by for p in plugins))
     return Envelope(
         data=AdminPluginList(
             items=[admin_plugin_out(p, labels) for p in plugins],
@@ -178,50 +132,51 @@ async def create_plugin(
 @router.get("/{plugin_id}")
 async def plugin_detail(plugin: AdminPlugin, session: DbSession) -> Envelope[AdminPluginOut]:
     """One plugin, any state."""
-    labels = await service.reviewer_labels(session, [plugin.reviewed_by])
+    labels = await queries.reviewer_labels(session, [plugin.reviewed_by])
     return Envelope(data=admin_plugin_out(plugin, labels))
 
 
 @router.put("/{plugin_id}")
 async def update_plugin(
-    body: AdminUpdateIn, plugin: AdminPlugin, session: DbSession
+    body: AdminUpdateIn, plugin: AdminPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
     """Edit a plugin; pluginKey, source, type and prices cannot change here."""
     return Envelope(data=plugin_out(await service.admin_update(session, plugin, body)))
 
 
 @router.put("/{plugin_id}/price")
-async def set_price(body: PriceIn, plugin: AdminPlugin, session: DbSession) -> Envelope[PluginOut]:
+async def set_price(
+    body: PriceIn, plugin: AdminPluginForWrite, session: DbSession
+) -> Envelope[PluginOut]:
     """Set the price (seed 9.4: prices change only through a price endpoint)."""
     return Envelope(data=plugin_out(await service.set_price(session, plugin, body)))
 
 
 @router.delete("/{plugin_id}")
 async def delete_plugin(
-    plugin: AdminPlugin, session: DbSession, request: Request, background: BackgroundTasks
+    plugin: AdminPluginForWrite,
+    session: DbSession,
+    sessions: WriteSessions,
+    store: BlobStoreDep,
+    background: BackgroundTasks,
 ) -> Envelope[DeletedOut]:
     """Delete the plugin and its versions; purchases and audit records stay."""
     keys = await service.delete_plugin(session, plugin)
     # After the commit (the response is sent after it), drop blobs nothing references now.
-    background.add_task(_drop_unreferenced_blobs, request, keys)
+    background.add_task(forget_blobs, sessions, store, keys)
     return Envelope(data=DeletedOut(id=plugin.id, deleted=True))
-
-
-async def _drop_unreferenced_blobs(request: Request, keys: list[str]) -> None:
-    for key in keys:
-        await forget_blob(request.app.state.sessionmaker, request.app.state.blob_store, key)
 
 
 @router.get("/{plugin_id}/versions")
 async def plugin_versions(plugin: AdminPlugin, session: DbSession) -> Envelope[VersionItems]:
     """All versions of a plugin, every state, newest first."""
-    versions = await service.versions_of(session, plugin.id)
+    versions = await queries.versions_of(session, PLUGINS, plugin.id)
     return Envelope(data=VersionItems(items=[version_out(v) for v in versions]))
 
 
 @router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
 async def create_version(
-    body: CreateVersionIn, plugin: AdminPlugin, admin: Admin, session: DbSession
+    body: CreateVersionIn, plugin: AdminPluginForWrite, admin: Admin, session: DbSession
 ) -> Envelope[VersionOut]:
     """Create a ConfigOnly or inline-code version; approved and current at once."""
     version = await service.create_version_from_manifest(
@@ -236,29 +191,46 @@ async def create_version(
 
 
 @router.post("/{plugin_id}/upload", status_code=status.HTTP_201_CREATED, openapi_extra=PACKAGE_FORM)
+@streams_body
 async def upload_version(
-    request: Request, plugin: AdminPlugin, admin: Admin, session: DbSession
+    request: Request,
+    plugin: AdminPlugin,
+    admin: Admin,
+    session: DbSession,
+    settings: AppSettings,
+    sessions: WriteSessions,
+    store: BlobStoreDep,
 ) -> Envelope[VersionOut]:
     """Upload a version package (multipart: file, version, changelog); approved and current."""
-    version = await uploads.upload_version(request, session, plugin, released_by_admin=admin)
+    await end_checks(session)
+    version = await uploads.upload_version(
+        request, settings, sessions, store, plugin.id, released_by_admin=admin
+    )
     return Envelope(data=version_out(version))
 
 
 @router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
+@streams_body
 async def upload_icon(
-    request: Request, plugin: AdminPlugin, session: DbSession
+    request: Request,
+    plugin: AdminPlugin,
+    session: DbSession,
+    settings: AppSettings,
+    sessions: WriteSessions,
 ) -> Envelope[PluginOut]:
     """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB)."""
-    return Envelope(data=plugin_out(await uploads.upload_icon(request, session, plugin)))
+    await end_checks(session)
+    icon = await uploads.upload_icon(request, settings, sessions, plugin.id)
+    return Envelope(data=plugin_out(icon))
 
 
 @router.post("/{plugin_id}/review")
 async def review_plugin(
-    body: PluginReviewIn, plugin: AdminPlugin, admin: Admin, session: DbSession
+    body: PluginReviewIn, plugin: AdminPluginForWrite, admin: Admin, session: DbSession
 ) -> Envelope[PluginOut]:
     """Approve (listed; releases the newest pending version of a first publication) or reject."""
     if body.approved:
-        await engine.approve_plugin(
+        await plugin_review.approve_plugin(
             session,
             plugin,
             reviewer_id=admin.id,
@@ -266,25 +238,7 @@ async def review_plugin(
             approve_pending_version=body.approve_pending_version,
         )
     else:
-        await engine.reject_plugin(session, plugin, reviewer_id=admin.id, note=body.review_note)
-    return Envelope(data=plugin_out(plugin))
-
-
-@audit_router.get("")
-async def list_audit_logs(
-    _admin: Admin,
-    session: DbSession,
-    page: LimitParams,
-    resource_type: Annotated[str | None, Query(alias="resourceType", max_length=40)] = None,
-    resource_id: Annotated[str | None, Query(alias="resourceId", max_length=64)] = None,
-    action: Annotated[str | None, Query(max_length=40)] = None,
-) -> Envelope[AuditLogList]:
-    """Review audit records, newest first (append-only: nothing edits or deletes them)."""
-    rows, total = await service.audit_logs(
-        session, page, resource_type=resource_type, resource_id=resource_id, action=action
-    )
-    return Envelope(
-        data=AuditLogList(
-            items=[audit_out(r) for r in rows], total=total, page=page.page, limit=page.size
+        await plugin_review.reject_plugin(
+            session, plugin, reviewer_id=admin.id, note=body.review_note
         )
-    )
+    return Envelope(data=plugin_out(plugin))

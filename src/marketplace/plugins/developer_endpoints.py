@@ -7,14 +7,16 @@ from typing import Annotated
 from fastapi import Query, Request, status
 
 from marketplace.auth.deps import Developer, VerifiedDeveloper
-from marketplace.db import DbSession
+from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.kit.pagination import PageSizeParams
-from marketplace.kit.routing import api_router
+from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
+from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus
 from marketplace.plugins import service, uploads
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
-from marketplace.plugins.lookup import OwnedPlugin, OwnedPluginForWrite
+from marketplace.plugins.kind import PLUGINS
+from marketplace.plugins.lookup import OwnedPlugin, OwnedPluginForUpload, OwnedPluginForWrite
 from marketplace.plugins.schemas import (
     CreateVersionIn,
     DeveloperPluginDetail,
@@ -28,7 +30,8 @@ from marketplace.plugins.schemas import (
     VersionOut,
 )
 from marketplace.plugins.views import plugin_out, version_out
-from marketplace.review import engine
+from marketplace.publishing import queries, review
+from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
 
@@ -41,7 +44,8 @@ async def list_own_plugins(
     review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
 ) -> Envelope[DeveloperPluginList]:
     """The caller's plugins in every state, newest first; filter by reviewStatus."""
-    plugins, total = await service.developer_plugins(session, user, page, review_status)
+    wanted = review_status.value if review_status else None
+    plugins, total = await queries.developer_items(session, PLUGINS, user, page, wanted)
     return Envelope(
         data=DeveloperPluginList(
             items=[plugin_out(p) for p in plugins], total=total, page=page.page, page_size=page.size
@@ -60,7 +64,7 @@ async def publish(
 @router.get("/{plugin_id}")
 async def plugin_detail(plugin: OwnedPlugin, session: DbSession) -> Envelope[DeveloperPluginDetail]:
     """All plugin fields, the version history (newest first) and the last 20 purchases."""
-    versions = await service.versions_of(session, plugin.id)
+    versions = await queries.versions_of(session, PLUGINS, plugin.id)
     purchases = await service.recent_purchases(session, plugin.id)
     return Envelope(
         data=DeveloperPluginDetail(
@@ -108,28 +112,43 @@ async def create_version(
     status_code=status.HTTP_201_CREATED,
     openapi_extra=PACKAGE_FORM,
 )
+@streams_body
 async def upload_version(
-    request: Request, plugin: OwnedPluginForWrite, user: VerifiedDeveloper, session: DbSession
+    request: Request,
+    plugin: OwnedPluginForUpload,
+    session: DbSession,
+    settings: AppSettings,
+    sessions: WriteSessions,
+    store: BlobStoreDep,
 ) -> Envelope[VersionOut]:
     """Upload a .tar.gz package (multipart: file, version, changelog) as a pending version.
 
     The manifest id must equal the pluginKey and the manifest version the version field.
     """
-    del user  # the dependency enforces the verified identity
-    version = await uploads.upload_version(request, session, plugin, released_by_admin=None)
+    await end_checks(session)
+    version = await uploads.upload_version(
+        request, settings, sessions, store, plugin.id, released_by_admin=None
+    )
     return Envelope(data=version_out(version))
 
 
 @router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
+@streams_body
 async def upload_icon(
-    request: Request, plugin: OwnedPluginForWrite, session: DbSession
+    request: Request,
+    plugin: OwnedPluginForUpload,
+    session: DbSession,
+    settings: AppSettings,
+    sessions: WriteSessions,
 ) -> Envelope[PluginOut]:
     """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB), kept as a data URL."""
-    return Envelope(data=plugin_out(await uploads.upload_icon(request, session, plugin)))
+    await end_checks(session)
+    icon = await uploads.upload_icon(request, settings, sessions, plugin.id)
+    return Envelope(data=plugin_out(icon))
 
 
 @router.delete("/{plugin_id}")
 async def take_down(plugin: OwnedPluginForWrite, session: DbSession) -> Envelope[TakedownOut]:
     """Soft takedown: distribution stops; versions and purchases are kept."""
-    await engine.take_down(session, plugin)
+    await review.take_down(session, PLUGINS, plugin)
     return Envelope(data=TakedownOut(id=plugin.id, review_status=ReviewStatus.TAKEN_DOWN))

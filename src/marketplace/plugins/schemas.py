@@ -12,6 +12,7 @@ from marketplace.kit.jsonsafe import check_json_safe
 from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
+from marketplace.publishing.schemas import StatusCounts
 
 
 def _plugin_key(value: str) -> str:
@@ -121,16 +122,6 @@ class DeveloperPluginList(OutputModel):
     page_size: int
 
 
-class StatusCounts(OutputModel):
-    """Keyed by the reviewStatus values themselves (seed 4.5), so `taken_down` stays as is."""
-
-    all: int
-    pending: int
-    approved: int
-    rejected: int
-    taken_down: Annotated[int, Field(alias="taken_down")]
-
-
 class AdminPluginList(OutputModel):
     items: list[AdminPluginOut]
     total: int
@@ -181,29 +172,6 @@ class PublicCategoryOut(OutputModel):
 
 class PublicCategoryItems(OutputModel):
     items: list[PublicCategoryOut]
-
-
-class AuditDetail(OutputModel):
-    resource_type: str
-    resource_id: str
-    outcome: str
-    trigger: str
-    note: str | None
-
-
-class AuditLogOut(OutputModel):
-    id: str
-    action: str
-    actor_id: str | None
-    created_at: datetime
-    detail: AuditDetail
-
-
-class AuditLogList(OutputModel):
-    items: list[AuditLogOut]
-    total: int
-    page: int
-    limit: int
 
 
 # ---------- inputs ----------
@@ -298,11 +266,6 @@ class PluginReviewIn(InputModel):
     approved: StrictBool
     review_note: Note | None = None
     approve_pending_version: StrictBool | None = None
-
-
-class VersionReviewIn(InputModel):
-    approved: StrictBool
-    review_note: Note | None = None
 
 
 def _json_safe(manifest: dict[str, Any]) -> dict[str, Any]:

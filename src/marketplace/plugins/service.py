@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import (
@@ -14,13 +13,10 @@ from marketplace.errors import (
     InvalidState,
     NotFound,
     PluginKeyExists,
-    VersionExists,
 )
 from marketplace.kit.jsonsafe import storable
-from marketplace.kit.pagination import Page
-from marketplace.kit.sql import icontains, insert_unique
+from marketplace.kit.sql import insert_unique
 from marketplace.models import (
-    AuditLog,
     Category,
     Distribution,
     Plugin,
@@ -38,8 +34,9 @@ from marketplace.packages.manifest import (
     check_manifest_shape,
     deep_findings,
     distribution_of,
-    version_sort_key,
 )
+from marketplace.plugins import review as plugin_review
+from marketplace.plugins.kind import PLUGINS
 from marketplace.plugins.schemas import (
     AdminCreateIn,
     AdminUpdateIn,
@@ -49,9 +46,7 @@ from marketplace.plugins.schemas import (
     PriceIn,
     PublishIn,
 )
-from marketplace.review import engine
-from marketplace.review.audit import SYSTEM_REVIEWER
-from marketplace.review.lists import paged_with_counts
+from marketplace.publishing import queries, review
 
 # ---------- categories ----------
 
@@ -203,7 +198,7 @@ async def update(
     for field, value in changes.items():
         setattr(plugin, field, value)
     if by_developer:
-        await engine.resubmit(session, plugin)
+        await plugin_review.resubmit(session, plugin)
     await session.flush()
     return plugin
 
@@ -244,30 +239,13 @@ async def delete_plugin(session: AsyncSession, plugin: Plugin) -> list[str]:
 # ---------- versions ----------
 
 
-async def versions_of(session: AsyncSession, plugin_id: str) -> list[PluginVersion]:
-    rows = list(
-        await session.scalars(select(PluginVersion).where(PluginVersion.plugin_id == plugin_id))
-    )
-    rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
-    return rows
-
-
-async def check_version_is_new(session: AsyncSession, plugin: Plugin, version: str) -> None:
-    exists = await session.scalar(
-        select(PluginVersion.id).where(
-            PluginVersion.plugin_id == plugin.id, PluginVersion.version == version
-        )
-    )
-    if exists is not None:
-        raise VersionExists(f"Version {version} of {plugin.plugin_key} already exists")
-
-
 async def check_manifest(
     session: AsyncSession, plugin: Plugin, manifest: dict[str, Any], version: str
 ) -> None:
     """The structural checks, in the contract's order; failures create nothing."""
     check_manifest_identity(manifest, plugin_key=plugin.plugin_key, version=version)
-    await check_version_is_new(session, plugin, version)
+    if await queries.version_exists(session, PLUGINS, plugin.id, version):
+        raise PLUGINS.version_exists_error(plugin, version)
     check_manifest_category(manifest, categories=await category_keys(session))
     check_manifest_shape(manifest, plugin_type=plugin.type)
 
@@ -300,15 +278,21 @@ async def add_version(
         is_latest=False,
     )
     # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
-    await insert_unique(
-        session, row, VersionExists(f"Version {version} of {plugin.plugin_key} already exists")
-    )
+    await insert_unique(session, row, PLUGINS.version_exists_error(plugin, version))
     findings = deep_findings(manifest, archive)
     if findings:
-        await engine.auto_reject_version(session, row, findings)
+        await review.auto_reject(session, PLUGINS, plugin, row, findings)
     elif released_by_admin is not None:
-        locked = await engine.lock_plugin(session, plugin.id)
-        await engine.release_admin_version(session, locked, row, released_by_admin.id)
+        # Versions an administrator adds are approved and current at once (CONTRACT 5).
+        await review.decide(
+            session,
+            PLUGINS,
+            plugin,
+            row,
+            approved=True,
+            reviewer_id=released_by_admin.id,
+            note=None,
+        )
     return row
 
 
@@ -338,19 +322,6 @@ async def create_version_from_manifest(
 # ---------- lists ----------
 
 
-async def developer_plugins(
-    session: AsyncSession, owner: User, page: Page, review_status: ReviewStatus | None
-) -> tuple[list[Plugin], int]:
-    query = select(Plugin).where(Plugin.owner_id == owner.id)
-    if review_status is not None:
-        query = query.where(Plugin.review_status == review_status)
-    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
-    rows = await session.scalars(
-        query.order_by(Plugin.created_at.desc(), Plugin.id).offset(page.offset).limit(page.size)
-    )
-    return list(rows), total
-
-
 async def recent_purchases(
     session: AsyncSession, plugin_id: str, limit: int = 20
 ) -> list[Purchase]:
@@ -362,89 +333,3 @@ async def recent_purchases(
             .limit(limit)
         )
     )
-
-
-async def admin_plugins(
-    session: AsyncSession, page: Page, review_status: ReviewStatus | None, search: str | None
-) -> tuple[list[Plugin], int, dict[str, int]]:
-    base = select(Plugin)
-    if search:
-        base = base.where(
-            or_(
-                icontains(Plugin.plugin_key, search),
-                icontains(Plugin.name, search),
-                icontains(Plugin.name_zh, search),
-            )
-        )
-    rows, total, counts = await paged_with_counts(
-        session,
-        base,
-        Plugin.review_status,
-        (Plugin.created_at.desc(), Plugin.id),
-        page,
-        review_status.value if review_status else None,
-    )
-    return [r[0] for r in rows], total, counts
-
-
-async def admin_versions(
-    session: AsyncSession, page: Page, review_status: str | None, search: str | None
-) -> tuple[list[tuple[PluginVersion, Plugin]], int, dict[str, int]]:
-    base = select(PluginVersion, Plugin).join(Plugin, Plugin.id == PluginVersion.plugin_id)
-    if search:
-        base = base.where(
-            or_(
-                icontains(PluginVersion.version, search),
-                icontains(Plugin.plugin_key, search),
-                icontains(Plugin.name, search),
-                icontains(Plugin.name_zh, search),
-            )
-        )
-    rows, total, counts = await paged_with_counts(
-        session,
-        base,
-        PluginVersion.review_status,
-        (PluginVersion.created_at.desc(), PluginVersion.id),
-        page,
-        review_status,
-    )
-    return [(r[0], r[1]) for r in rows], total, counts
-
-
-async def reviewer_labels(
-    session: AsyncSession, reviewer_ids: Iterable[str | None]
-) -> dict[str, str]:
-    """User name first, then e-mail, then id (seed 2.1), for a whole page in one query."""
-    ids = {i for i in reviewer_ids if i}
-    labels = {SYSTEM_REVIEWER: SYSTEM_REVIEWER} if SYSTEM_REVIEWER in ids else {}
-    ids.discard(SYSTEM_REVIEWER)
-    if ids:
-        for user_id, name, email in (
-            await session.execute(select(User.id, User.name, User.email).where(User.id.in_(ids)))
-        ).all():
-            labels[user_id] = name or email or user_id
-    for missing in ids - labels.keys():
-        labels[missing] = missing
-    return labels
-
-
-async def audit_logs(
-    session: AsyncSession,
-    page: Page,
-    *,
-    resource_type: str | None,
-    resource_id: str | None,
-    action: str | None,
-) -> tuple[list[AuditLog], int]:
-    query = select(AuditLog)
-    if resource_type:
-        query = query.where(AuditLog.resource_type == resource_type)
-    if resource_id:
-        query = query.where(AuditLog.resource_id == resource_id)
-    if action:
-        query = query.where(AuditLog.action == action)
-    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
-    rows = await session.scalars(
-        query.order_by(AuditLog.created_at.desc(), AuditLog.id).offset(page.offset).limit(page.size)
-    )
-    return list(rows), total

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from marketplace.models import AuditLog, Plugin, PluginVersion
+from marketplace.models import Plugin, PluginVersion
 from marketplace.plugins.schemas import (
     AdminPluginOut,
     AdminVersionOut,
-    AuditDetail,
-    AuditLogOut,
     PluginOut,
     VersionOut,
 )
@@ -35,20 +33,4 @@ def admin_version_out(
         plugin_key=plugin.plugin_key,
         plugin_name=plugin.name,
         reviewer_label=label,
-    )
-
-
-def audit_out(entry: AuditLog) -> AuditLogOut:
-    return AuditLogOut(
-        id=entry.id,
-        action=entry.action,
-        actor_id=entry.actor_id,
-        created_at=entry.created_at,
-        detail=AuditDetail(
-            resource_type=entry.resource_type,
-            resource_id=entry.resource_id,
-            outcome=entry.outcome,
-            trigger=entry.trigger,
-            note=entry.note,
-        ),
     )

@@ -13,15 +13,22 @@ from fastapi import Depends, Query, Request, status
 from sqlalchemy import select
 
 from marketplace.auth.deps import Developer, VerifiedDeveloper
-from marketplace.db import DbSession
+from marketplace.db import DbSession, WriteSessions, end_checks
+from marketplace.kit.forms import multipart_form
 from marketplace.kit.pagination import PageSizeParams
-from marketplace.kit.routing import api_router
+from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
+from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus, Scenario, User
-from marketplace.plugins.forms import multipart_form
-from marketplace.review import engine
+from marketplace.publishing import queries, review
+from marketplace.publishing.lookup import check_owner
 from marketplace.scenarios import service, uploads
-from marketplace.scenarios.lookup import OwnedScenario, OwnedScenarioForWrite, check_owner
+from marketplace.scenarios.kind import SCENARIOS
+from marketplace.scenarios.lookup import (
+    OwnedScenario,
+    OwnedScenarioForUpload,
+    OwnedScenarioForWrite,
+)
 from marketplace.scenarios.routing import ScenarioRoute
 from marketplace.scenarios.schemas import (
     DeveloperScenarioList,
@@ -33,6 +40,7 @@ from marketplace.scenarios.schemas import (
     ScenarioVersionOut,
 )
 from marketplace.scenarios.views import scenario_detail, scenario_out, version_out
+from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(
     prefix="/api/v1/marketplace/developer",
@@ -70,7 +78,7 @@ async def _publish_target_owned(
     if isinstance(scenario_id, str):
         existing = await session.scalar(select(Scenario).where(Scenario.id == scenario_id.strip()))
         if existing is not None:
-            check_owner(existing, user)
+            check_owner(SCENARIOS, existing, user)
     return user
 
 
@@ -85,7 +93,8 @@ async def list_own_scenarios(
     review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
 ) -> Envelope[DeveloperScenarioList]:
     """The caller's scenarios in every state, newest first; filter by reviewStatus."""
-    rows, total = await service.developer_scenarios(session, user, page, review_status)
+    wanted = review_status.value if review_status else None
+    rows, total = await queries.developer_items(session, SCENARIOS, user, page, wanted)
     return Envelope(
         data=DeveloperScenarioList(
             items=[scenario_out(s) for s in rows], total=total, page=page.page, page_size=page.size
@@ -108,9 +117,9 @@ async def publish(
         .execution_options(populate_existing=True)
     )
     if existing is not None:
-        check_owner(existing, user)
+        check_owner(SCENARIOS, existing, user)
     scenario = await service.publish(session, user, body, existing)
-    versions = await service.versions_of(session, scenario.id)
+    versions = await queries.versions_of(session, SCENARIOS, scenario.id)
     return Envelope(data=scenario_detail(scenario, versions))
 
 
@@ -119,7 +128,7 @@ async def scenario_detail_view(
     scenario: OwnedScenario, session: DbSession
 ) -> Envelope[ScenarioDetail]:
     """One of the caller's scenarios with every version, newest first, and its review state."""
-    versions = await service.versions_of(session, scenario.id)
+    versions = await queries.versions_of(session, SCENARIOS, scenario.id)
     return Envelope(data=scenario_detail(scenario, versions))
 
 
@@ -137,18 +146,25 @@ async def take_down(
     scenario: OwnedScenarioForWrite, session: DbSession
 ) -> Envelope[ScenarioTakedownOut]:
     """Take the scenario down: the public group stops listing and serving it."""
-    await engine.take_down_scenario(session, scenario)
+    await review.take_down(session, SCENARIOS, scenario)
     return Envelope(data=ScenarioTakedownOut(id=scenario.id, review_status=ReviewStatus.TAKEN_DOWN))
 
 
 @router.post("/{scenario_id}/upload-package", openapi_extra=PACKAGE_FORM)
+@streams_body
 async def upload_package(
-    request: Request, scenario: OwnedScenarioForWrite, session: DbSession
+    request: Request,
+    scenario: OwnedScenarioForUpload,
+    session: DbSession,
+    settings: AppSettings,
+    sessions: WriteSessions,
+    store: BlobStoreDep,
 ) -> Envelope[ScenarioVersionOut]:
     """Upload the .tar.gz package of a pending version (multipart: file, version?).
 
     Streamed and checked as it arrives, with the plugin packages' archive rules. A
     manifest.json is optional; one that is present must name this id and version.
     """
-    version = await uploads.upload_package(request, session, scenario)
+    await end_checks(session)
+    version = await uploads.upload_package(request, settings, sessions, store, scenario.id)
     return Envelope(data=version_out(version))

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query, Request
+from fastapi import Query
 
 from marketplace.auth.deps import CurrentUser, OptionalUser
 from marketplace.db import DbSession
 from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
+from marketplace.kit.state import AppSettings
 from marketplace.scenarios import service
 from marketplace.scenarios.routing import ScenarioRoute
 from marketplace.scenarios.schemas import (
@@ -23,6 +24,7 @@ from marketplace.scenarios.schemas import (
     ScenarioDownloadOut,
 )
 from marketplace.scenarios.views import download_info, public_out
+from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(
     prefix="/api/v1/marketplace/scenarios",
@@ -65,9 +67,15 @@ async def scenario_detail(
 
 @router.get("/{scenario_id}/download")
 async def download(
-    scenario_id: str, request: Request, _user: CurrentUser, session: DbSession
+    scenario_id: str,
+    _user: CurrentUser,
+    session: DbSession,
+    store: BlobStoreDep,
+    settings: AppSettings,
 ) -> Envelope[ScenarioDownloadOut]:
-    """Presigned URL, SHA-256 and size of the newest approved version with a package."""
+    """Presigned URL, SHA-256 and size of the current version's package (or, when it has
+    none, of the newest approved version with a package)."""
     scenario, _current, _owner, _name = await service.public_scenario(session, scenario_id)
     version = await service.downloadable_version(session, scenario.id)
-    return Envelope(data=await download_info(request, scenario.id, version))
+    info = await download_info(store, settings.download_url_seconds, scenario, version)
+    return Envelope(data=info)

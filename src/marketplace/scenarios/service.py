@@ -16,7 +16,6 @@ from marketplace.errors import (
     InvalidState,
     ScenarioNotFound,
     ScenarioValidationFailed,
-    ScenarioVersionExists,
 )
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
@@ -30,10 +29,9 @@ from marketplace.models import (
     User,
 )
 from marketplace.packages.manifest import version_sort_key
-from marketplace.review import engine
-from marketplace.review.lists import paged_with_counts
-from marketplace.review.versions import is_newer
-from marketplace.scenarios.lookup import check_owner, find_scenario
+from marketplace.publishing import queries
+from marketplace.publishing.lookup import check_owner, find_item
+from marketplace.scenarios.kind import SCENARIOS, sync_status
 from marketplace.scenarios.schemas import ScenarioPublishIn, ScenarioUpdateIn
 
 # Texts a new version keeps from the scenario when the publish body leaves them out.
@@ -65,7 +63,7 @@ def mirror_newest(scenario: Scenario, newest: ScenarioVersion) -> None:
         setattr(scenario, field, list(value) if isinstance(value, list) else value)
     scenario.sha256 = newest.sha256
     scenario.size = newest.size
-    engine.sync_scenario_status(scenario, newest)
+    sync_status(scenario, newest)
 
 
 def _version_row(
@@ -103,7 +101,9 @@ async def publish(
             session.add(scenario)
             await session.flush()
     except IntegrityError:
-        existing = check_owner(await find_scenario(session, body.id, lock=True), owner)
+        existing = check_owner(
+            SCENARIOS, await find_item(session, SCENARIOS, body.id, lock=True), owner
+        )
         await _add_version(session, existing, body)
         return existing
     session.add(row)
@@ -112,28 +112,15 @@ async def publish(
 
 
 async def _add_version(session: AsyncSession, scenario: Scenario, body: ScenarioPublishIn) -> None:
-    await _check_version_is_new(session, scenario, body.version)
+    if await queries.version_exists(session, SCENARIOS, scenario.id, body.version):
+        raise SCENARIOS.version_exists_error(scenario, body.version)
     check_not_taken_down(scenario)
     row = _version_row(scenario.id, body, scenario)
     # (scenario, version) is unique in the database: of two racing publishes one gets 409.
-    await insert_unique(session, row, _version_exists(scenario, body.version))
-    if is_newer(row.version, scenario.version):
+    await insert_unique(session, row, SCENARIOS.version_exists_error(scenario, body.version))
+    if version_sort_key(row.version) > version_sort_key(scenario.version):
         mirror_newest(scenario, row)
         await session.flush()
-
-
-async def _check_version_is_new(session: AsyncSession, scenario: Scenario, version: str) -> None:
-    exists = await session.scalar(
-        select(ScenarioVersion.id).where(
-            ScenarioVersion.scenario_id == scenario.id, ScenarioVersion.version == version
-        )
-    )
-    if exists is not None:
-        raise _version_exists(scenario, version)
-
-
-def _version_exists(scenario: Scenario, version: str) -> ScenarioVersionExists:
-    return ScenarioVersionExists(f"Version {version} of {scenario.id} already exists")
 
 
 # ---------- edit ----------
@@ -168,19 +155,9 @@ async def update(session: AsyncSession, scenario: Scenario, body: ScenarioUpdate
 # ---------- versions ----------
 
 
-async def versions_of(session: AsyncSession, scenario_id: str) -> list[ScenarioVersion]:
-    """Every version, newest (highest semver) first."""
-    rows = list(
-        await session.scalars(
-            select(ScenarioVersion).where(ScenarioVersion.scenario_id == scenario_id)
-        )
-    )
-    rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
-    return rows
-
-
 async def downloadable_version(session: AsyncSession, scenario_id: str) -> ScenarioVersion:
-    """The newest approved version that has a package; 404 when there is none."""
+    """The current version when it has a package, else the newest approved version that
+    has one; 404 when there is none."""
     rows = list(
         await session.scalars(
             select(ScenarioVersion).where(
@@ -192,72 +169,11 @@ async def downloadable_version(session: AsyncSession, scenario_id: str) -> Scena
     )
     if not rows:
         raise ScenarioNotFound("Scenario has no approved package to download")
-    return max(rows, key=lambda v: version_sort_key(v.version))
+    current = [v for v in rows if v.is_latest]
+    return current[0] if current else max(rows, key=lambda v: version_sort_key(v.version))
 
 
 # ---------- lists ----------
-
-
-async def developer_scenarios(
-    session: AsyncSession, owner: User, page: Page, review_status: ReviewStatus | None
-) -> tuple[list[Scenario], int]:
-    query = select(Scenario).where(Scenario.owner_id == owner.id)
-    if review_status is not None:
-        query = query.where(Scenario.review_status == review_status)
-    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
-    rows = await session.scalars(
-        query.order_by(Scenario.created_at.desc(), Scenario.id).offset(page.offset).limit(page.size)
-    )
-    return list(rows), total
-
-
-async def admin_scenarios(
-    session: AsyncSession, page: Page, review_status: ReviewStatus | None, search: str | None
-) -> tuple[list[Scenario], int, dict[str, int]]:
-    base = select(Scenario)
-    if search:
-        base = base.where(
-            or_(
-                icontains(Scenario.id, search),
-                icontains(Scenario.name, search),
-                icontains(Scenario.name_zh, search),
-            )
-        )
-    rows, total, counts = await paged_with_counts(
-        session,
-        base,
-        Scenario.review_status,
-        (Scenario.created_at.desc(), Scenario.id),
-        page,
-        review_status.value if review_status else None,
-    )
-    return [r[0] for r in rows], total, counts
-
-
-async def admin_versions(
-    session: AsyncSession, page: Page, review_status: str | None, search: str | None
-) -> tuple[list[tuple[ScenarioVersion, Scenario]], int, dict[str, int]]:
-    base = select(ScenarioVersion, Scenario).join(
-        Scenario, Scenario.id == ScenarioVersion.scenario_id
-    )
-    if search:
-        base = base.where(
-            or_(
-                icontains(ScenarioVersion.version, search),
-                icontains(Scenario.id, search),
-                icontains(ScenarioVersion.name, search),
-                icontains(ScenarioVersion.name_zh, search),
-            )
-        )
-    rows, total, counts = await paged_with_counts(
-        session,
-        base,
-        ScenarioVersion.review_status,
-        (ScenarioVersion.created_at.desc(), ScenarioVersion.id),
-        page,
-        review_status,
-    )
-    return [(r[0], r[1]) for r in rows], total, counts
 
 
 # ---------- the public view ----------

@@ -1,10 +1,5 @@
-"""The scenario package upload, top to bottom, on the plugin pipeline's parts:
-stream → hash + inspect → which version → manifest agreement → state → blob → row.
-
-The checks' transaction is committed before the body is read; the archive is inspected
-while it arrives, with the plugin packages' safety rules; the blob is stored before the
-version row points at it, and removed again if that row cannot be written.
-"""
+"""The scenario package upload on the core's pipeline (marketplace.publishing.uploads):
+the package of an existing pending version (form field `version`, default the newest)."""
 
 from __future__ import annotations
 
@@ -12,78 +7,57 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import Request
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
 
 from marketplace.config import Settings
-from marketplace.errors import InvalidState, ScenarioPackageTooLarge, ScenarioValidationFailed
-from marketplace.kit.upload import ReceivedUpload, receive_upload
+from marketplace.errors import InvalidState, ScenarioValidationFailed
 from marketplace.models import ReviewStatus, Scenario, ScenarioVersion
-from marketplace.packages.archive import ArchiveLimits, inspect_archive
 from marketplace.packages.manifest import parse_version
-from marketplace.plugins.uploads import upload_dir
+from marketplace.publishing import queries
+from marketplace.publishing.uploads import (
+    Package,
+    RowWriter,
+    package_of,
+    receive_package,
+    store_package,
+)
 from marketplace.scenarios import service
-from marketplace.scenarios.lookup import find_scenario
-from marketplace.storage.pipeline import store_then_commit
-
-FILE_REQUIRED = "Scenario package file is required"
+from marketplace.scenarios.kind import SCENARIOS
+from marketplace.storage.base import BlobStore
 
 
 async def upload_package(
-    request: Request, session: AsyncSession, scenario: Scenario
+    request: Request,
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    store: BlobStore,
+    scenario_id: str,
 ) -> ScenarioVersion:
     """Attach a package to a pending version (the `version` field, default the newest)."""
-    settings: Settings = request.app.state.settings
-    scenario_id = scenario.id
-    # Release the checks' transaction (and its lock) before the body streams in.
-    await session.commit()
-    async with await _receive_package(request, settings) as upload:
-        if upload.file_path is None or upload.sha256 is None or upload.inspection is None:
-            raise _file_required()  # unreachable after _receive_package's checks
-        path, sha256, size = upload.file_path, upload.sha256, upload.size
-        scenario = await find_scenario(session, scenario_id, lock=True)
-        version = await _target_version(session, scenario, upload.fields.get("version"))
-        check_manifest_agrees(upload.inspection.manifest, scenario.id, version.version)
-        _check_accepts_package(scenario, version)
-
-        async def attach(key: str) -> ScenarioVersion:
-            version.sha256, version.size, version.blob_key = sha256, size, key
-            if version.version == scenario.version:
-                service.mirror_newest(scenario, version)
-            await session.flush()
-            return version
-
-        return await store_then_commit(
-            request, session, path=path, sha256=sha256, write_rows=attach
-        )
+    async with await receive_package(
+        request, SCENARIOS, settings, text_fields=("version",)
+    ) as upload:
+        package = package_of(SCENARIOS, upload)
+        check = functools.partial(_check, package)
+        return await store_package(sessions, store, SCENARIOS, scenario_id, package, check)
 
 
-async def _receive_package(request: Request, settings: Settings) -> ReceivedUpload:
-    limit = settings.scenario_package_max_bytes
-    inspector = functools.partial(
-        inspect_archive, limits=ArchiveLimits.for_package(limit), require_manifest=False
-    )
-    upload = await receive_upload(
-        request,
-        max_file_bytes=limit,
-        too_large=ScenarioPackageTooLarge,
-        temp_dir=upload_dir(settings),
-        text_fields=("version",),
-        inspector=inspector,
-    )
-    if not upload.has_file:
-        upload.cleanup()
-        raise _file_required()
-    if upload.inspection_error is not None:
-        upload.cleanup()
-        raise ScenarioValidationFailed(upload.inspection_error)
-    return upload
+async def _check(
+    package: Package, session: AsyncSession, scenario: Scenario
+) -> RowWriter[ScenarioVersion]:
+    version = await _target_version(session, scenario, package.fields.get("version"))
+    check_manifest_agrees(package.archive.manifest, scenario.id, version.version)
+    _check_accepts_package(scenario, version)
 
+    async def attach(key: str) -> ScenarioVersion:
+        version.sha256, version.size, version.blob_key = package.sha256, package.size, key
+        if version.version == scenario.version:
+            service.mirror_newest(scenario, version)
+        await session.flush()
+        return version
 
-def _file_required() -> ScenarioValidationFailed:
-    return ScenarioValidationFailed(
-        FILE_REQUIRED, details={"fields": [{"field": "file", "message": "field required"}]}
-    )
+    return attach
 
 
 async def _target_version(
@@ -95,7 +69,7 @@ async def _target_version(
         parse_version(wanted)
     except ValueError as exc:
         raise ScenarioValidationFailed.field("version", str(exc)) from None
-    for row in await service.versions_of(session, scenario.id):
+    for row in await queries.versions_of(session, SCENARIOS, scenario.id):
         if row.version == wanted:
             return row
     raise ScenarioValidationFailed.field(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import Request
-
-from marketplace.errors import ScenarioNotFound
 from marketplace.models import Scenario, ScenarioVersion
+from marketplace.publishing.downloads import PresignedUrls, package_link
+from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.schemas import (
     AdminScenarioVersionOut,
     DeveloperRef,
@@ -65,21 +64,14 @@ def public_out(
 
 
 async def download_info(
-    request: Request, scenario_id: str, version: ScenarioVersion
+    store: PresignedUrls, expires_in: int, scenario: Scenario, version: ScenarioVersion
 ) -> ScenarioDownloadOut:
-    """A presigned URL for the version's package, with its SHA-256 and size."""
-    if version.blob_key is None or version.sha256 is None or version.size is None:
-        raise ScenarioNotFound(f"Version {version.version} of {scenario_id} has no package")
-    settings = request.app.state.settings
-    url, expires_at = await request.app.state.blob_store.presigned_url(
-        version.blob_key,
-        filename=f"{scenario_id}-{version.version}.tar.gz",
-        expires_in=settings.download_url_seconds,
-    )
+    """A presigned URL for the version's package, with its SHA-256, size and version."""
+    link = await package_link(store, expires_in, SCENARIOS, scenario, version)
     return ScenarioDownloadOut(
-        url=url,
-        sha256=version.sha256,
-        size=version.size,
-        expires_at=expires_at,
-        version=version.version,
+        url=link.url,
+        sha256=link.sha256,
+        size=link.size,
+        expires_at=link.expires_at,
+        version=link.version,
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import enum
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from marketplace.kit.pagination import Page
 from marketplace.models import AuditLog
 
 
@@ -44,3 +46,26 @@ def record_review(
     )
     session.add(entry)
     return entry
+
+
+async def audit_logs(
+    session: AsyncSession,
+    page: Page,
+    *,
+    resource_type: str | None,
+    resource_id: str | None,
+    action: str | None,
+) -> tuple[list[AuditLog], int]:
+    """Newest first, filtered by resource and action."""
+    query = select(AuditLog)
+    if resource_type:
+        query = query.where(AuditLog.resource_type == resource_type)
+    if resource_id:
+        query = query.where(AuditLog.resource_id == resource_id)
+    if action:
+        query = query.where(AuditLog.action == action)
+    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
+    rows = await session.scalars(
+        query.order_by(AuditLog.created_at.desc(), AuditLog.id).offset(page.offset).limit(page.size)
+    )
+    return list(rows), total

@@ -1,27 +1,30 @@
 """Which blobs rows still point at: for `marketplace storage gc` and for orphan cleanup.
 
-Keys are content addressed, so a plugin version and a scenario version with the same
-bytes share one blob: every question here looks at every table that holds a blob key.
+Keys are content addressed, so versions of different kinds with the same bytes share one
+blob: every question here looks at every table that has a `blob_key` column.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import anyio
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.models import PluginVersion, ScenarioVersion
+from marketplace.models import Base
 from marketplace.storage.base import BlobStore
 
-# Every column that references a blob.
-BLOB_KEY_COLUMNS = (PluginVersion.blob_key, ScenarioVersion.blob_key)
+
+def blob_key_columns() -> list[Any]:
+    """Every column that references a blob (a new kind's table is found by its name)."""
+    return [table.c.blob_key for table in Base.metadata.sorted_tables if "blob_key" in table.c]
 
 
 async def referenced_blob_keys(session: AsyncSession) -> set[str]:
     keys: set[str] = set()
-    for column in BLOB_KEY_COLUMNS:
+    for column in blob_key_columns():
         rows = await session.scalars(select(column).where(column.is_not(None)).distinct())
         keys.update(k for k in rows if k)
     return keys
@@ -33,17 +36,17 @@ async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
     if not wanted:
         return []
     used: set[str] = set()
-    for column in BLOB_KEY_COLUMNS:
+    for column in blob_key_columns():
         used.update(k for k in await session.scalars(select(column).where(column.in_(wanted))) if k)
     return sorted(wanted - used)
 
 
-async def forget_blob(
-    sessionmaker: async_sessionmaker[AsyncSession], store: BlobStore, key: str
+async def forget_blobs(
+    sessions: async_sessionmaker[AsyncSession], store: BlobStore, keys: Iterable[str]
 ) -> None:
-    """Delete a just-stored blob unless some row uses the same bytes (shielded from cancel)."""
+    """Delete blobs unless some row uses the same bytes (shielded from cancellation)."""
     with anyio.CancelScope(shield=True):
-        async with sessionmaker() as session:
-            orphan = bool(await unreferenced(session, [key]))
-        if orphan:
+        async with sessions() as session:
+            orphans = await unreferenced(session, keys)
+        for key in orphans:
             await store.delete(key)

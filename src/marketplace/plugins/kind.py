@@ -1,0 +1,59 @@
+"""Plugins as a kind of reviewed item: what the publishing core needs to know."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marketplace.config import Settings
+from marketplace.errors import (
+    InternalError,
+    PackageInvalid,
+    PackageTooLarge,
+    PluginNotFound,
+    PluginNotOwned,
+    VersionExists,
+    VersionNotFound,
+)
+from marketplace.kit.sql import is_row_id
+from marketplace.models import Plugin, PluginVersion
+from marketplace.publishing.kinds import ItemKind
+
+FILE_REQUIRED = "Plugin package file is required"
+
+
+def _lookup_column(ref: str) -> Any:
+    # CONTRACT 3: paths take an id or a pluginKey (keys never look like ids).
+    return Plugin.id if is_row_id(ref) else Plugin.plugin_key
+
+
+def _stop_distribution(plugin: Plugin) -> None:
+    plugin.enabled = False
+
+
+def _package_max_bytes(settings: Settings) -> int:
+    return settings.plugin_package_max_bytes
+
+
+PLUGINS = ItemKind(
+    name="plugin",
+    title="Plugin",
+    item_model=Plugin,
+    version_model=PluginVersion,
+    parent=PluginVersion.plugin_id,
+    lookup_column=_lookup_column,
+    key_of=lambda plugin: plugin.plugin_key,
+    not_found=PluginNotFound,
+    not_owned=PluginNotOwned,
+    version_not_found=VersionNotFound,
+    version_exists=VersionExists,
+    package_invalid=PackageInvalid,
+    file_required=lambda: PackageInvalid(FILE_REQUIRED),
+    # Invariant 3 says a tarball version always has its blob: refuse rather than guess.
+    package_missing=lambda _message: InternalError(),
+    package_too_large=PackageTooLarge,
+    package_max_bytes=_package_max_bytes,
+    manifest_required=True,
+    item_search=lambda: (Plugin.plugin_key, Plugin.name, Plugin.name_zh),
+    version_search=lambda: (PluginVersion.version, Plugin.plugin_key, Plugin.name, Plugin.name_zh),
+    after_take_down=_stop_distribution,
+)

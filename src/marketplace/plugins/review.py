@@ -1,0 +1,83 @@
+"""The review moves only plugins have: the plugin itself is reviewed (seed part 3,
+CONTRACT 5); its versions follow the core's rules (marketplace.publishing.review)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.models import Plugin, ReviewStatus
+from marketplace.packages.manifest import version_sort_key
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing import review
+from marketplace.publishing.audit import Trigger, record_review
+from marketplace.publishing.queries import versions_of
+
+
+def _decide_plugin(plugin: Plugin, *, approved: bool, reviewer_id: str, note: str | None) -> None:
+    plugin.review_status = ReviewStatus.APPROVED if approved else ReviewStatus.REJECTED
+    plugin.enabled = approved
+    plugin.review_note = note
+    plugin.reviewed_by = reviewer_id
+
+
+async def approve_plugin(
+    session: AsyncSession,
+    plugin: Plugin,
+    *,
+    reviewer_id: str,
+    note: str | None,
+    approve_pending_version: bool | None,
+) -> None:
+    """Listed; a first publication also releases its newest pending version (`linkage`)."""
+    _decide_plugin(plugin, approved=True, reviewer_id=reviewer_id, note=note)
+    record_review(
+        session,
+        approved=True,
+        actor_id=reviewer_id,
+        resource_type=PLUGINS.name,
+        resource_id=plugin.id,
+        trigger=Trigger.ADMIN,
+        note=note,
+    )
+    await session.flush()
+    if approve_pending_version is False:
+        return
+    versions = await versions_of(session, PLUGINS, plugin.id)
+    if any(v.review_status == ReviewStatus.APPROVED for v in versions):
+        return
+    pending = [v for v in versions if v.review_status == ReviewStatus.PENDING]
+    if pending:
+        newest = max(pending, key=lambda v: version_sort_key(v.version))
+        await review.decide(
+            session,
+            PLUGINS,
+            plugin,
+            newest,
+            approved=True,
+            reviewer_id=reviewer_id,
+            note=note,
+            trigger=Trigger.LINKAGE,
+        )
+
+
+async def reject_plugin(
+    session: AsyncSession, plugin: Plugin, *, reviewer_id: str, note: str | None
+) -> None:
+    _decide_plugin(plugin, approved=False, reviewer_id=reviewer_id, note=note)
+    record_review(
+        session,
+        approved=False,
+        actor_id=reviewer_id,
+        resource_type=PLUGINS.name,
+        resource_id=plugin.id,
+        trigger=Trigger.ADMIN,
+        note=note,
+    )
+    await session.flush()
+
+
+async def resubmit(session: AsyncSession, plugin: Plugin) -> None:
+    """A developer's edit of a rejected plugin sends it back to review."""
+    if plugin.review_status == ReviewStatus.REJECTED:
+        plugin.review_status = ReviewStatus.PENDING
+        await session.flush()

@@ -1,0 +1,160 @@
+"""Routes every kind of reviewed item has, written once: the admin version queue (list,
+review, download any version) and the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal
+
+from fastapi import APIRouter, Query
+
+from marketplace.auth.deps import Admin
+from marketplace.db import DbSession
+from marketplace.kit.pagination import LimitParams
+from marketplace.kit.routing import api_router
+from marketplace.kit.schemas import Envelope
+from marketplace.kit.state import AppSettings
+from marketplace.models import AuditLog, ReviewStatus
+from marketplace.publishing import queries, review
+from marketplace.publishing.audit import audit_logs
+from marketplace.publishing.downloads import PresignedUrls
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
+from marketplace.publishing.schemas import (
+    AuditDetail,
+    AuditLogList,
+    AuditLogOut,
+    StatusCounts,
+    VersionReviewIn,
+)
+from marketplace.storage.deps import BlobStoreDep
+
+Search = Annotated[str | None, Query(max_length=200)]
+QueueStatus = Annotated[ReviewStatus | Literal["all"], Query(alias="reviewStatus")]
+
+
+@dataclass(frozen=True)
+class QueueViews(Generic[ItemT, VersionT]):
+    """How a kind shows its versions in the queue routes."""
+
+    list_model: Any  # the page model: {items, total, page, limit, counts}
+    version_model: Any
+    download_model: Any
+    version_out: Callable[[VersionT], Any]
+    queue_item_out: Callable[[VersionT, ItemT, dict[str, str]], Any]
+    download: Callable[[PresignedUrls, int, ItemT, VersionT], Awaitable[Any]]
+
+
+def add_version_queue(
+    router: APIRouter, kind: ItemKind[ItemT, VersionT], views: QueueViews[ItemT, VersionT]
+) -> None:
+    """GET /versions/pending, POST /versions/{version_id}/review and
+    GET /versions/{version_id}/download on the kind's admin router. Call it before the
+    router's `/{item}` routes, so "versions" is never read as an item reference."""
+    words = f"{kind.name} versions"
+
+    @router.get(
+        "/versions/pending",
+        response_model=Envelope[views.list_model],  # type: ignore[name-defined]
+        description=f"Versions across {kind.name}s (the review queue), newest first; "
+        "reviewStatus defaults to pending, `all` lists every state.",
+    )
+    async def list_versions(
+        _admin: Admin,
+        session: DbSession,
+        page: LimitParams,
+        review_status: QueueStatus = ReviewStatus.PENDING,
+        search: Search = None,
+    ) -> Any:
+        wanted = None if review_status == "all" else str(review_status)
+        rows, total, counts = await queries.admin_versions(session, kind, page, wanted, search)
+        labels = await queries.reviewer_labels(session, (v.reviewed_by for v, _ in rows))
+        return Envelope(
+            data=views.list_model(
+                items=[views.queue_item_out(v, item, labels) for v, item in rows],
+                total=total,
+                page=page.page,
+                limit=page.size,
+                counts=StatusCounts(**counts),
+            )
+        )
+
+    @router.post(
+        "/versions/{version_id}/review",
+        response_model=Envelope[views.version_model],  # type: ignore[name-defined]
+        description="Approve (the version becomes current, whatever its number) or reject a "
+        "pending version; anything but a pending version is 409 INVALID_STATE. Writes the "
+        "audit record in the same transaction.",
+    )
+    async def review_version(
+        version_id: str, body: VersionReviewIn, admin: Admin, session: DbSession
+    ) -> Any:
+        item, version = await locked_version_with_item(session, kind, version_id)
+        await review.decide(
+            session,
+            kind,
+            item,
+            version,
+            approved=body.approved,
+            reviewer_id=admin.id,
+            note=body.review_note,
+        )
+        return Envelope(data=views.version_out(version))
+
+    @router.get(
+        "/versions/{version_id}/download",
+        response_model=Envelope[views.download_model],  # type: ignore[name-defined]
+        description=f"Download information for any of the {words}, pending ones included "
+        "(reviewers read them).",
+    )
+    async def download_version(
+        version_id: str,
+        _admin: Admin,
+        session: DbSession,
+        store: BlobStoreDep,
+        settings: AppSettings,
+    ) -> Any:
+        version = await find_version(session, kind, version_id)
+        item = await find_item(session, kind, getattr(version, kind.parent.key))
+        info = await views.download(store, settings.download_url_seconds, item, version)
+        return Envelope(data=info)
+
+
+audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])
+
+
+def audit_out(entry: AuditLog) -> AuditLogOut:
+    return AuditLogOut(
+        id=entry.id,
+        action=entry.action,
+        actor_id=entry.actor_id,
+        created_at=entry.created_at,
+        detail=AuditDetail(
+            resource_type=entry.resource_type,
+            resource_id=entry.resource_id,
+            outcome=entry.outcome,
+            trigger=entry.trigger,
+            note=entry.note,
+        ),
+    )
+
+
+@audit_router.get("")
+async def list_audit_logs(
+    _admin: Admin,
+    session: DbSession,
+    page: LimitParams,
+    resource_type: Annotated[str | None, Query(alias="resourceType", max_length=40)] = None,
+    resource_id: Annotated[str | None, Query(alias="resourceId", max_length=64)] = None,
+    action: Annotated[str | None, Query(max_length=40)] = None,
+) -> Envelope[AuditLogList]:
+    """Review audit records, newest first (append-only: nothing edits or deletes them)."""
+    rows, total = await audit_logs(
+        session, page, resource_type=resource_type, resource_id=resource_id, action=action
+    )
+    return Envelope(
+        data=AuditLogList(
+            items=[audit_out(r) for r in rows], total=total, page=page.page, limit=page.size
+        )
+    )

@@ -1,0 +1,89 @@
+"""What the core needs to know about one kind of item: its tables, words and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from marketplace.config import Settings
+from marketplace.errors import AppError
+
+
+class ReviewedItem(Protocol):
+    """The columns every kind of item has."""
+
+    id: str
+    owner_id: str
+    review_status: str
+    latest_version: str | None
+    created_at: datetime
+
+
+class ReviewedVersion(Protocol):
+    """The columns every kind of version has."""
+
+    id: str
+    version: str
+    review_status: str
+    review_note: str | None
+    reviewed_by: str | None
+    is_latest: bool
+    blob_key: str | None
+    sha256: str | None
+    size: int | None
+    created_at: datetime
+
+
+ItemT = TypeVar("ItemT", bound=ReviewedItem)
+VersionT = TypeVar("VersionT", bound=ReviewedVersion)
+
+
+def _nothing(*_args: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class ItemKind(Generic[ItemT, VersionT]):
+    """One kind of reviewed item. A new kind costs one of these, not a stack."""
+
+    name: str  # "plugin": the item's audit resource type, and the word in messages
+    title: str  # "Plugin"
+    item_model: type[ItemT]
+    version_model: type[VersionT]
+    parent: Any  # the version column holding its item's id, e.g. PluginVersion.plugin_id
+    lookup_column: Callable[[str], Any]  # the item column a path reference names
+    key_of: Callable[[ItemT], str]  # the item's public key (file names, messages)
+    not_found: Callable[[], AppError]
+    not_owned: Callable[[], AppError]
+    version_not_found: Callable[[], AppError]
+    version_exists: Callable[[str], AppError]  # from a message
+    package_invalid: Callable[[str], AppError]  # from a message
+    file_required: Callable[[], AppError]
+    package_missing: Callable[[str], AppError]  # a download of a version without a package
+    package_too_large: type[AppError]
+    package_max_bytes: Callable[[Settings], int]
+    manifest_required: bool
+    item_search: Callable[[], Sequence[Any]]  # item columns the admin search reads
+    version_search: Callable[[], Sequence[Any]]  # columns the version queue search reads
+    # Kind-specific consequences of the generic moves (default: none).
+    after_version_decision: Callable[[ItemT, VersionT], None] = field(default=_nothing)
+    after_take_down: Callable[[ItemT], None] = field(default=_nothing)
+
+    @property
+    def version_resource(self) -> str:
+        """Audit resource type of the kind's versions."""
+        return f"{self.name}_version"
+
+    def item_column(self, name: str) -> Any:
+        return getattr(self.item_model, name)
+
+    def version_column(self, name: str) -> Any:
+        return getattr(self.version_model, name)
+
+    def version_label(self, item: ItemT, version: str) -> str:
+        return f"Version {version} of {self.key_of(item)}"
+
+    def version_exists_error(self, item: ItemT, version: str) -> AppError:
+        return self.version_exists(f"{self.version_label(item, version)} already exists")

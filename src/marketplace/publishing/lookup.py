@@ -1,0 +1,134 @@
+"""Finding items and versions, and the ownership rule, once for every kind.
+
+The dependencies state the order of checks (CONTRACT 1): token → role → verified → 404 →
+not owned, by construction, so no route can forget one. Each kind declares its aliases:
+`OwnedPlugin = Annotated[Plugin, Depends(owned_for_read(PLUGINS, "plugin_id"))]`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.auth.deps import Admin, Developer, VerifiedDeveloper
+from marketplace.db import DbSession
+from marketplace.errors import InvalidState
+from marketplace.kit.sql import is_row_id
+from marketplace.models import User
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+
+Kind = ItemKind[ItemT, VersionT]
+
+
+S = TypeVar("S", bound=Select[*tuple[Any, ...]])
+
+
+def _locked(query: S) -> S:
+    # Refresh: an object already in the session would otherwise keep pre-lock values.
+    return query.with_for_update().execution_options(populate_existing=True)
+
+
+async def find_item(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], ref: str, *, lock: bool = False
+) -> ItemT:
+    """The item a path names (the kind says by which column), or the kind's 404."""
+    query = select(kind.item_model).where(kind.lookup_column(ref) == ref)
+    item = await session.scalar(_locked(query) if lock else query)
+    if item is None:
+        raise kind.not_found()
+    return item
+
+
+async def lock_item(session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str) -> ItemT:
+    """The item row by id, locked: SELECT ... FOR UPDATE on PostgreSQL; SQLite's
+    BEGIN IMMEDIATE already serialises writers. Writes to one item take this lock first."""
+    item = await session.scalar(
+        _locked(select(kind.item_model).where(kind.item_column("id") == item_id))
+    )
+    if item is None:  # looked up before in this request; only a concurrent delete gets here
+        raise InvalidState(f"{kind.title} no longer exists")
+    return item
+
+
+async def find_version(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], version_id: str, *, lock: bool = False
+) -> VersionT:
+    if not is_row_id(version_id):
+        raise kind.version_not_found()
+    query = select(kind.version_model).where(kind.version_column("id") == version_id)
+    version = await session.scalar(_locked(query) if lock else query)
+    if version is None:
+        raise kind.version_not_found()
+    return version
+
+
+async def locked_version_with_item(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], version_id: str
+) -> tuple[ItemT, VersionT]:
+    """A version and its item for a review move, locked in the one lock order: item first."""
+    version = await find_version(session, kind, version_id)
+    item = await lock_item(session, kind, getattr(version, kind.parent.key))
+    return item, await find_version(session, kind, version_id, lock=True)
+
+
+def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
+    if item.owner_id != user.id:
+        raise kind.not_owned()
+    return item
+
+
+ItemDependency = Callable[..., Awaitable[Any]]
+
+
+def _dependency(
+    param: str, caller: Any, load: Callable[[str, User, AsyncSession], Awaitable[Any]]
+) -> ItemDependency:
+    """A FastAPI dependency taking the path parameter `param` (the kind's name for it, e.g.
+    `plugin_id`), the caller (`caller` is its dependency alias) and the request session."""
+
+    async def dependency(**values: Any) -> Any:
+        return await load(values[param], values["caller"], values["session"])
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(param, keyword, annotation=str),
+            inspect.Parameter("caller", keyword, annotation=caller),
+            inspect.Parameter("session", keyword, annotation=DbSession),
+        ]
+    )
+    return dependency
+
+
+def owned_for_read(kind: Kind[ItemT, VersionT], param: str) -> ItemDependency:
+    """A developer's own item (any developer may read; writes need a verified identity)."""
+
+    async def load(ref: str, user: User, session: AsyncSession) -> ItemT:
+        return check_owner(kind, await find_item(session, kind, ref), user)
+
+    return _dependency(param, Developer, load)
+
+
+def owned_for_write(
+    kind: Kind[ItemT, VersionT], param: str, *, lock: bool = True
+) -> ItemDependency:
+    """A verified developer's own item, locked for the write (`lock=False` for a streamed
+    upload, whose write transaction takes the lock after the body arrived)."""
+
+    async def load(ref: str, user: User, session: AsyncSession) -> ItemT:
+        return check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
+
+    return _dependency(param, VerifiedDeveloper, load)
+
+
+def for_admin(kind: Kind[ItemT, VersionT], param: str, *, lock: bool = False) -> ItemDependency:
+    """Any item, for an administrator; locked when the route writes it."""
+
+    async def load(ref: str, _admin: User, session: AsyncSession) -> ItemT:
+        return await find_item(session, kind, ref, lock=lock)
+
+    return _dependency(param, Admin, load)

@@ -1,0 +1,163 @@
+"""The lists every kind of item has: a developer's own items, the admin lists and the
+version queue (seed 4.5, CONTRACT 5: a page of rows plus counts per review status under
+the same search), the version history, and reviewer labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.kit.pagination import Page
+from marketplace.kit.sql import icontains
+from marketplace.models import ReviewStatus, User
+from marketplace.packages.manifest import version_sort_key
+from marketplace.publishing.audit import SYSTEM_REVIEWER
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+
+Kind = ItemKind[ItemT, VersionT]
+STATUSES = [s.value for s in ReviewStatus]
+
+
+def status_counts(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
+    counts = dict.fromkeys(STATUSES, 0)
+    for status, count in rows:
+        counts[status] = count
+    counts["all"] = sum(counts[s] for s in STATUSES)
+    return counts
+
+
+async def _paged_with_counts(
+    session: AsyncSession,
+    base: Select[*tuple[Any, ...]],
+    status_column: Any,
+    order: Sequence[Any],
+    page: Page,
+    review_status: str | None,
+) -> tuple[list[Any], int, dict[str, int]]:
+    """Rows of `base` (filtered by review_status when given), its total, and the counts."""
+    # Counts share the search condition but ignore the status filter (seed 4.5).
+    counts = status_counts(
+        (
+            await session.execute(
+                base.with_only_columns(status_column, func.count())
+                .group_by(status_column)
+                .order_by(None)
+            )
+        ).all()
+    )
+    query = base if review_status is None else base.where(status_column == review_status)
+    total = counts["all"] if review_status is None else counts.get(review_status, 0)
+    rows = (
+        await session.execute(query.order_by(*order).offset(page.offset).limit(page.size))
+    ).all()
+    return list(rows), total, counts
+
+
+def _searching(
+    query: Select[*tuple[Any, ...]], columns: Sequence[Any], search: str | None
+) -> Select[*tuple[Any, ...]]:
+    if not search:
+        return query
+    return query.where(or_(*(icontains(column, search) for column in columns)))
+
+
+async def admin_items(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    page: Page,
+    review_status: str | None,
+    search: str | None,
+) -> tuple[list[ItemT], int, dict[str, int]]:
+    """Every item, newest first, with counts per review status."""
+    created = kind.item_column("created_at")
+    rows, total, counts = await _paged_with_counts(
+        session,
+        _searching(select(kind.item_model), kind.item_search(), search),
+        kind.item_column("review_status"),
+        (created.desc(), kind.item_column("id")),
+        page,
+        review_status,
+    )
+    return [row[0] for row in rows], total, counts
+
+
+async def admin_versions(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    page: Page,
+    review_status: str | None,
+    search: str | None,
+) -> tuple[list[tuple[VersionT, ItemT]], int, dict[str, int]]:
+    """The version queue across items, newest first, with counts per review status."""
+    base = select(kind.version_model, kind.item_model).join(
+        kind.item_model, kind.item_column("id") == kind.parent
+    )
+    rows, total, counts = await _paged_with_counts(
+        session,
+        _searching(base, kind.version_search(), search),
+        kind.version_column("review_status"),
+        (kind.version_column("created_at").desc(), kind.version_column("id")),
+        page,
+        review_status,
+    )
+    return [(row[0], row[1]) for row in rows], total, counts
+
+
+async def developer_items(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    owner: User,
+    page: Page,
+    review_status: str | None,
+) -> tuple[list[ItemT], int]:
+    """The owner's items in every state, newest first."""
+    query = select(kind.item_model).where(kind.item_column("owner_id") == owner.id)
+    if review_status is not None:
+        query = query.where(kind.item_column("review_status") == review_status)
+    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
+    rows = await session.scalars(
+        query.order_by(kind.item_column("created_at").desc(), kind.item_column("id"))
+        .offset(page.offset)
+        .limit(page.size)
+    )
+    return list(rows), total
+
+
+async def versions_of(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
+) -> list[VersionT]:
+    """Every version of an item, newest (highest semver) first."""
+    rows = list(await session.scalars(select(kind.version_model).where(kind.parent == item_id)))
+    rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
+    return rows
+
+
+async def version_exists(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str, version: str
+) -> bool:
+    row = await session.scalar(
+        select(kind.version_column("id")).where(
+            kind.parent == item_id, kind.version_column("version") == version
+        )
+    )
+    return row is not None
+
+
+async def reviewer_labels(
+    session: AsyncSession, reviewer_ids: Iterable[str | None]
+) -> dict[str, str]:
+    """User name first, then e-mail, then id (seed 2.1), for a whole page in one query."""
+    ids = {i for i in reviewer_ids if i}
+    labels = {SYSTEM_REVIEWER: SYSTEM_REVIEWER} if SYSTEM_REVIEWER in ids else {}
+    ids.discard(SYSTEM_REVIEWER)
+    if ids:
+        for user_id, name, email in (
+            await session.execute(select(User.id, User.name, User.email).where(User.id.in_(ids)))
+        ).all():
+            labels[user_id] = name or email or user_id
+    for missing in ids - labels.keys():
+        labels[missing] = missing
+    return labels

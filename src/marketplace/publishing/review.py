@@ -1,0 +1,141 @@
+"""The review moves every kind of version follows (seed part 3, CONTRACT 5 and 8).
+
+Every function runs inside the caller's transaction with the item's row locked
+(`lookup.lock_item`), changes state, keeps `is_latest`/`latest_version` in step and writes
+the audit record, all together (DESIGN invariants 1 and 6).
+
+A version moves only from pending, to approved or to rejected. Approving a version makes
+it the item's current version, whatever its number (seed 3 and 9.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.errors import InvalidState
+from marketplace.models import ReviewStatus
+from marketplace.publishing.audit import SYSTEM_REVIEWER, Trigger, record_review
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+
+Kind = ItemKind[ItemT, VersionT]
+
+
+def _decide_pending(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    version: VersionT,
+    *,
+    approved: bool,
+    reviewer_id: str | None,
+    note: str | None,
+    trigger: Trigger,
+) -> None:
+    """pending → approved or rejected, with reviewedBy, reviewNote and the audit record.
+
+    Anything but a pending version is 409 INVALID_STATE. A rejection without a reviewer is
+    the system's (automatic validation): reviewedBy `system`, actorId null.
+    """
+    if version.review_status != ReviewStatus.PENDING:
+        verb = "approved" if approved else "rejected"
+        raise InvalidState(f"Only a pending version can be {verb}, not {version.review_status}")
+    version.review_status = ReviewStatus.APPROVED if approved else ReviewStatus.REJECTED
+    if not approved:
+        version.is_latest = False
+    version.review_note = note
+    version.reviewed_by = reviewer_id if reviewer_id is not None else SYSTEM_REVIEWER
+    record_review(
+        session,
+        approved=approved,
+        actor_id=reviewer_id,
+        resource_type=kind.version_resource,
+        resource_id=version.id,
+        trigger=trigger,
+        note=note,
+    )
+
+
+async def make_current(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, version: VersionT
+) -> None:
+    """`version` becomes the item's one current version; latestVersion follows it.
+
+    The old current row is cleared and flushed first, so the partial unique index never
+    sees two current rows.
+    """
+    await session.execute(
+        update(kind.version_model)
+        .where(kind.parent == item.id, kind.version_column("is_latest").is_(True))
+        .values(is_latest=False)
+        .execution_options(synchronize_session="fetch")
+    )
+    await session.flush()
+    version.is_latest = True
+    item.latest_version = version.version
+
+
+async def decide(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    item: ItemT,
+    version: VersionT,
+    *,
+    approved: bool,
+    reviewer_id: str | None,
+    note: str | None,
+    trigger: Trigger = Trigger.ADMIN,
+) -> None:
+    """Approve (the version becomes current) or reject a pending version.
+
+    Approving a version of a taken-down item makes it current but does not list the item
+    again (seed part 3).
+    """
+    _decide_pending(
+        session,
+        kind,
+        version,
+        approved=approved,
+        reviewer_id=reviewer_id,
+        note=note,
+        trigger=trigger,
+    )
+    await session.flush()
+    if approved:
+        await make_current(session, kind, item, version)
+    kind.after_version_decision(item, version)
+    await session.flush()
+
+
+def auto_rejection_note(findings: Sequence[str]) -> str:
+    return "Automatic validation failed:\n" + "\n".join(f"- {f}" for f in findings)
+
+
+async def auto_reject(
+    session: AsyncSession,
+    kind: Kind[ItemT, VersionT],
+    item: ItemT,
+    version: VersionT,
+    findings: Sequence[str],
+) -> None:
+    """System validation found problems: the version exists, rejected, with the findings."""
+    await decide(
+        session,
+        kind,
+        item,
+        version,
+        approved=False,
+        reviewer_id=None,
+        note=auto_rejection_note(findings),
+        trigger=Trigger.AUTO_VALIDATION,
+    )
+
+
+async def take_down(session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT) -> None:
+    """Developer takedown: distribution stops; versions (and purchases) stay."""
+    if item.review_status == ReviewStatus.TAKEN_DOWN:
+        raise InvalidState(f"{kind.title} is already taken down")
+    item.review_status = ReviewStatus.TAKEN_DOWN
+    kind.after_take_down(item)
+    await session.flush()

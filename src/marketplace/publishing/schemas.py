@@ -1,0 +1,50 @@
+"""Shapes every kind of reviewed item shares: review bodies, status counts, audit records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import Field, StrictBool
+
+from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+
+Note = Annotated[SafeText, Field(max_length=5000)]
+
+
+class VersionReviewIn(InputModel):
+    approved: StrictBool
+    review_note: Note | None = None
+
+
+class StatusCounts(OutputModel):
+    """Keyed by the reviewStatus values themselves (seed 4.5), so `taken_down` stays as is."""
+
+    all: int
+    pending: int
+    approved: int
+    rejected: int
+    taken_down: Annotated[int, Field(alias="taken_down")]
+
+
+class AuditDetail(OutputModel):
+    resource_type: str
+    resource_id: str
+    outcome: str
+    trigger: str
+    note: str | None
+
+
+class AuditLogOut(OutputModel):
+    id: str
+    action: str
+    actor_id: str | None
+    created_at: datetime
+    detail: AuditDetail
+
+
+class AuditLogList(OutputModel):
+    items: list[AuditLogOut]
+    total: int
+    page: int
+    limit: int

@@ -1,0 +1,122 @@
+"""A version package upload, top to bottom, for every kind:
+
+1. stream the body to a temporary file, hashing and inspecting it as it arrives, outside
+   any write transaction (`receive_package`): no lock or pooled connection is held while
+   up to 100 MiB arrive;
+2. one transaction (`store_package`): lock the item → the kind's checks → store the blob →
+   write the rows (and their audit records) → commit.
+
+The blob is stored before the row that references it commits (DESIGN invariant 3); if
+writing or committing fails, the blob is deleted again unless another row uses the same
+bytes. A crash in between leaves at most an unreferenced blob, which gc removes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
+
+from marketplace.config import Settings
+from marketplace.kit.upload import ReceivedUpload, receive_upload
+from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
+from marketplace.publishing.blobs import forget_blobs
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.lookup import lock_item
+from marketplace.storage.base import PACKAGE_CONTENT_TYPE, BlobStore, blob_key
+
+
+def upload_dir(settings: Settings) -> Path:
+    path = settings.data_dir / "uploads"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True)
+class Package:
+    """A received, hashed and inspected package with the form's text fields."""
+
+    path: Path
+    sha256: str
+    size: int
+    archive: ArchiveInfo
+    fields: dict[str, str]
+
+
+async def receive_package(
+    request: Request,
+    kind: ItemKind[ItemT, VersionT],
+    settings: Settings,
+    *,
+    text_fields: Collection[str],
+) -> ReceivedUpload:
+    """Stream the multipart form in, with the kind's size limit and the archive checks.
+
+    The caller owns the temporary file (`async with` the result removes it).
+    """
+    limit = kind.package_max_bytes(settings)
+    inspector = functools.partial(
+        inspect_archive,
+        limits=ArchiveLimits.for_package(limit),
+        require_manifest=kind.manifest_required,
+    )
+    upload = await receive_upload(
+        request,
+        max_file_bytes=limit,
+        too_large=kind.package_too_large,
+        temp_dir=upload_dir(settings),
+        text_fields=text_fields,
+        inspector=inspector,
+    )
+    if not upload.has_file:
+        upload.cleanup()
+        raise kind.file_required()
+    if upload.inspection_error is not None:
+        upload.cleanup()
+        raise kind.package_invalid(upload.inspection_error)
+    return upload
+
+
+def package_of(kind: ItemKind[ItemT, VersionT], upload: ReceivedUpload) -> Package:
+    if upload.file_path is None or upload.sha256 is None or upload.inspection is None:
+        raise kind.file_required()  # unreachable after receive_package's checks
+    return Package(upload.file_path, upload.sha256, upload.size, upload.inspection, upload.fields)
+
+
+R = TypeVar("R")
+# Writes the rows that reference the stored blob (its key given), with their audit records.
+RowWriter = Callable[[str], Awaitable[R]]
+# The kind's checks under the item's lock (refuse before anything is stored); returns the
+# writer to run once the blob is stored.
+CheckThenWrite = Callable[[AsyncSession, ItemT], Awaitable[RowWriter[R]]]
+
+
+async def store_package(
+    sessions: async_sessionmaker[AsyncSession],
+    store: BlobStore,
+    kind: ItemKind[ItemT, VersionT],
+    item_id: str,
+    package: Package,
+    check: CheckThenWrite[ItemT, R],
+) -> R:
+    """One write transaction: lock → checks → blob → rows → commit; see the module doc."""
+    key = blob_key(package.sha256)
+    stored = False
+    try:
+        async with sessions.begin() as session:
+            item = await lock_item(session, kind, item_id)
+            write = await check(session, item)
+            await store.put_file(
+                key, package.path, content_type=PACKAGE_CONTENT_TYPE, sha256=package.sha256
+            )
+            stored = True
+            return await write(key)
+    except BaseException:
+        if stored:
+            await forget_blobs(sessions, store, [key])
+        raise
