@@ -25,6 +25,7 @@ run: $(RUN_STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 	@if [ -n "$$MARKETPLACE_TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
@@ -43,6 +44,7 @@ test-postgres: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

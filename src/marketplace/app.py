@@ -14,13 +14,15 @@ from starlette.responses import PlainTextResponse, Response
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.auth.ratelimit import RateLimiter
+from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
 from marketplace.catalog.endpoints import router as catalog_router
+from marketplace.catalog.http import install_purchase_states
 from marketplace.commerce.endpoints import router as commerce_router
+from marketplace.commerce.purchases import purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
-from marketplace.kit.ratelimit_mw import RateLimitMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
@@ -64,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.limiter = limiter
     app.state.blob_store = make_blob_store(settings)
     app.state.metrics = metrics
+    install_purchase_states(app, purchase_states)
 
     install_error_handlers(app)
     app.include_router(auth_router)

@@ -211,3 +211,15 @@ class InternalError(AppError):
     status_code = 500
     code = "INTERNAL_ERROR"
     message = "Internal server error"
+
+
+class Refused(Exception):
+    """A check refused its input; message says why in words the sender can act on.
+
+    Not an answer by itself: whoever ran the check turns it into one (an upload's
+    inspector refuses a package, and the endpoint answers 400 with the message).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -18,11 +18,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.requests import ClientDisconnect
 
-from marketplace.errors import AppError, IconTooLarge, PackageInvalid, PackageTooLarge
+from marketplace.errors import (
+    AppError,
+    IconTooLarge,
+    PackageInvalid,
+    PackageTooLarge,
+    Refused,
+)
 from marketplace.kit import upload as upload_module
 from marketplace.kit.errors_http import error_response
-from marketplace.kit.upload import Inspector, ReceivedUpload, _Handoff, receive_upload
-from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, Readable, inspect_archive
+from marketplace.kit.upload import Inspector, Readable, ReceivedUpload, _Handoff, receive_upload
+from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
 from tests.packages.tarballs import package
 
 KIB = 1024
@@ -401,6 +407,36 @@ async def test_stops_reading_once_the_inspector_refuses(upload_dir: Path) -> Non
 
     assert error_of(response)["message"] == "Package is not a gzip file"
     assert trickle.sent < 100
+    assert leftovers(upload_dir) == []
+
+
+def refuse_unless_json(source: Readable) -> bytes:
+    head = source.read(1)
+    if head != b"{":
+        raise Refused("The file is not a JSON object")
+    return head
+
+
+async def test_reports_the_refusal_of_any_inspector(upload_dir: Path) -> None:
+    app = make_app(upload_dir, inspector=refuse_unless_json)
+
+    response = await post(app, form(part("file", b"[1, 2]", "data.json")))
+
+    assert (response.status_code, error_of(response)["message"]) == (
+        400,
+        "The file is not a JSON object",
+    )
+    assert leftovers(upload_dir) == []
+
+
+async def test_an_inspector_failing_otherwise_is_not_a_refusal(upload_dir: Path) -> None:
+    def broken(source: Readable) -> None:
+        raise RuntimeError("inspector bug")
+
+    app = make_app(upload_dir, inspector=broken)
+
+    with pytest.raises(RuntimeError, match="inspector bug"):
+        await post(app, form(part("file", b"{}", "data.json")))
     assert leftovers(upload_dir) == []
 
 

@@ -4,24 +4,27 @@ Anonymous responses are shared: `public, no-cache` lets a CDN or browser keep th
 revalidate with If-None-Match (a 304 costs one generation check and no body). `no-cache`
 rather than a max-age, because a takedown must be visible at once (never a taken-down
 plugin shown as listed). A response carrying the caller's purchase state is `private`.
+
+Purchase states come from commerce, which builds on the catalog: app.py hands its lookup
+in (install_purchase_states), so the catalog never imports commerce.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Coroutine, Hashable
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import orjson
-from fastapi import Request
+from fastapi import FastAPI, Request
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from marketplace.catalog.cache import CachedBody, Generation, catalog_cache
 from marketplace.catalog.schemas import PurchaseStateOut
-from marketplace.commerce.purchases import NOT_PURCHASED, PurchaseState, purchase_states
 from marketplace.kit.routing import ApiRoute
 from marketplace.models import User
 
@@ -33,6 +36,33 @@ VARY = "Authorization"
 NOT_MODIFIED: dict[int | str, dict[str, Any]] = {
     304: {"description": "Not Modified: the If-None-Match header matched the ETag"}
 }
+
+
+class PurchaseState(Protocol):
+    """The caller's purchase of one plugin (commerce.purchases.PurchaseState)."""
+
+    @property
+    def purchased(self) -> bool: ...
+    @property
+    def active(self) -> bool: ...
+    @property
+    def expires_at(self) -> datetime | None: ...
+
+
+# (session, user id, plugin ids) -> states of the plugins ever bought, in one query.
+PurchaseStates = Callable[
+    [AsyncSession, str, Iterable[str]], Awaitable[Mapping[str, PurchaseState]]
+]
+
+
+def install_purchase_states(app: FastAPI, lookup: PurchaseStates) -> None:
+    """Where logged-in reads take the caller's purchase states from."""
+    app.state.purchase_states = lookup
+
+
+def _purchase_states(app: FastAPI) -> PurchaseStates:
+    lookup: PurchaseStates = app.state.purchase_states
+    return lookup
 
 
 @dataclass(frozen=True)
@@ -63,15 +93,19 @@ def _entry(built: Built) -> CachedBody:
     return CachedBody(data=data, body=body, etag=_etag(body), plugin_ids=ids, shape=built.shape)
 
 
-def _state_json(state: PurchaseState) -> dict[str, Any]:
-    return PurchaseStateOut(
-        purchased=state.purchased, active=state.active, expires_at=state.expires_at
-    ).model_dump(mode="json", by_alias=True)
+def _state_json(state: PurchaseState | None) -> dict[str, Any]:
+    if state is None:  # never bought
+        out = PurchaseStateOut(purchased=False, active=False, expires_at=None)
+    else:
+        out = PurchaseStateOut(
+            purchased=state.purchased, active=state.active, expires_at=state.expires_at
+        )
+    return out.model_dump(mode="json", by_alias=True)
 
 
-def _with_purchases(entry: CachedBody, states: dict[str, PurchaseState]) -> Any:
+def _with_purchases(entry: CachedBody, states: Mapping[str, PurchaseState]) -> Any:
     def plugin(item: dict[str, Any]) -> dict[str, Any]:
-        return {**item, "purchase": _state_json(states.get(item["id"], NOT_PURCHASED))}
+        return {**item, "purchase": _state_json(states.get(item["id"]))}
 
     if entry.shape == "items":
         return {**entry.data, "items": [plugin(item) for item in entry.data["items"]]}
@@ -117,7 +151,7 @@ async def serve_public(
     if user is None or entry.shape == "none":
         return _respond(request, entry.body, entry.etag, PUBLIC)
     # One query for the whole page, whatever its size.
-    states = await purchase_states(session, user.id, entry.plugin_ids)
+    states = await _purchase_states(request.app)(session, user.id, entry.plugin_ids)
     body = _encode(_with_purchases(entry, states))
     return _respond(request, body, _etag(body), PRIVATE)
 

@@ -6,6 +6,9 @@ takes the file bytes from a small bounded queue, writes and hashes them, and han
 to the inspector's blocking read(). The event loop only receives and parses the body.
 The queue is thread-safe, so the worker never waits for the event loop to be free to
 take the next piece; the event loop waits only while the queue is full.
+
+An inspector is any function of a blocking reader (packages.archive.inspect_archive, for
+one); it refuses a file by raising errors.Refused, whose message the caller reports.
 """
 
 from __future__ import annotations
@@ -22,16 +25,16 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, BinaryIO, Self
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, Self
 
 import anyio
 import anyio.to_thread
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import Request
+from typing_extensions import TypeVar
 
-from marketplace.errors import AppError, ValidationFailed
-from marketplace.packages.archive import ArchiveError, ArchiveInfo, Readable
+from marketplace.errors import AppError, Refused, ValidationFailed
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -54,11 +57,20 @@ _FADV_DONTNEED: int | None = getattr(os, "POSIX_FADV_DONTNEED", None)
 # slow uploads from starving anyio's default pool that FastAPI's sync code uses.
 UPLOAD_WORKER_THREADS = 32
 
-Inspector = Callable[[Readable], ArchiveInfo]
+# What the inspector found; Any where a caller does not say (a bare ReceivedUpload).
+InfoT = TypeVar("InfoT", default=Any)
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+# Reads the file as it arrives and returns what it found, or raises Refused.
+Inspector = Callable[[Readable], InfoT]
 
 
 @dataclass
-class ReceivedUpload:
+class ReceivedUpload(Generic[InfoT]):
     """The parsed form. file_path is None when no file was sent (or it was refused)."""
 
     fields: dict[str, str]
@@ -67,7 +79,7 @@ class ReceivedUpload:
     content_type: str | None = None
     sha256: str | None = None
     size: int = 0
-    inspection: ArchiveInfo | None = None
+    inspection: InfoT | None = None
     inspection_error: str | None = None
 
     @property
@@ -99,9 +111,9 @@ async def receive_upload(
     temp_dir: Path,
     text_fields: Collection[str] = (),
     file_field: str = "file",
-    inspector: Inspector | None = None,
+    inspector: Inspector[InfoT] | None = None,
     max_text_bytes: int = TEXT_FIELD_MAX_BYTES,
-) -> ReceivedUpload:
+) -> ReceivedUpload[InfoT]:
     """Receive a multipart form with one file part and some text fields.
 
     Refuses with too_large (413) when Content-Length or the streamed body passes the limit,
@@ -122,7 +134,7 @@ async def receive_upload(
         too_large=too_large,
     )
     parser = _parser(request, form)
-    sink: _FileSink | None = None
+    sink: _FileSink[InfoT] | None = None
     try:
         received = 0
         async for chunk in request.stream():
@@ -178,8 +190,8 @@ def _parse(parser: MultipartParser, chunk: bytes) -> None:
         raise ValidationFailed("The multipart body is malformed") from None
 
 
-def _result(form: _Form, sink: _FileSink | None) -> ReceivedUpload:
-    upload = ReceivedUpload(
+def _result(form: _Form, sink: _FileSink[InfoT] | None) -> ReceivedUpload[InfoT]:
+    upload: ReceivedUpload[InfoT] = ReceivedUpload(
         fields=form.fields, filename=form.filename, content_type=form.content_type
     )
     if sink is None:
@@ -387,10 +399,10 @@ class _Handoff:
             self._loop.call_soon_threadsafe(_wake, room)
 
 
-class _FileSink:
+class _FileSink(Generic[InfoT]):
     """One worker thread per file: write to a temp file, hash, and feed the inspector."""
 
-    def __init__(self, temp_dir: Path, inspector: Inspector | None) -> None:
+    def __init__(self, temp_dir: Path, inspector: Inspector[InfoT] | None) -> None:
         self._temp_dir = temp_dir
         self._inspector = inspector
         self._handoff = _Handoff(_HANDOFF_QUEUE_BYTES)
@@ -399,7 +411,7 @@ class _FileSink:
         self._hasher = hashlib.sha256()
         self.path: Path | None = None
         self.size = 0
-        self.inspection: ArchiveInfo | None = None
+        self.inspection: InfoT | None = None
         self.inspection_error: str | None = None
         self.stopped = False  # the worker quit early; the body need not be read further
         self._task = asyncio.get_running_loop().create_task(
@@ -461,10 +473,10 @@ class _FileSink:
             # Wakes the event loop if it waits for room while the worker quits early.
             self._handoff.quit()
 
-    def _inspect(self, inspector: Inspector, reader: _TeeReader) -> bool:
+    def _inspect(self, inspector: Inspector[InfoT], reader: _TeeReader) -> bool:
         try:
             self.inspection = inspector(reader)
-        except ArchiveError as exc:
+        except Refused as exc:
             self.inspection_error = exc.message
             self.stopped = True
             return False

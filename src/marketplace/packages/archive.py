@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
+from marketplace.errors import Refused
 from marketplace.packages.text import display, iter_strings
 
 KIB = 1024
@@ -60,12 +61,8 @@ class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
 
 
-class ArchiveError(Exception):
+class ArchiveError(Refused):
     """The archive is refused; message says why in words a developer can act on."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
