@@ -54,7 +54,7 @@ async def receive_package(
     settings: Settings,
     *,
     text_fields: Collection[str],
-) -> ReceivedUpload:
+) -> ReceivedUpload[ArchiveInfo]:
     """Stream the multipart form in, with the kind's size limit and the archive checks.
 
     The caller owns the temporary file (`async with` the result removes it).
@@ -82,7 +82,7 @@ async def receive_package(
     return upload
 
 
-def package_of(kind: ItemKind[ItemT, VersionT], upload: ReceivedUpload) -> Package:
+def package_of(kind: ItemKind[ItemT, VersionT], upload: ReceivedUpload[ArchiveInfo]) -> Package:
     if upload.file_path is None or upload.sha256 is None or upload.inspection is None:
         raise kind.file_required()  # unreachable after receive_package's checks
     return Package(upload.file_path, upload.sha256, upload.size, upload.inspection, upload.fields)
