@@ -8,11 +8,9 @@ from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession, WriteSessions, end_checks
-from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
-from marketplace.models import ReviewStatus
 from marketplace.plugins import review as plugin_review
 from marketplace.plugins import service, uploads
 from marketplace.plugins.downloads import DownloadOut, download_info
@@ -40,8 +38,7 @@ from marketplace.plugins.schemas import (
 from marketplace.plugins.views import admin_plugin_out, admin_version_out, plugin_out, version_out
 from marketplace.publishing import queries
 from marketplace.publishing.blobs import forget_blobs
-from marketplace.publishing.endpoints import QueueViews, add_version_queue
-from marketplace.publishing.schemas import StatusCounts
+from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
 from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
@@ -98,27 +95,14 @@ add_version_queue(
 )
 
 
-@router.get("")
-async def list_plugins(
-    _admin: Admin,
-    session: DbSession,
-    page: LimitParams,
-    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
-    search: Search = None,
-) -> Envelope[AdminPluginList]:
-    """Every plugin with counts per review status (counts share the search, ignore the filter)."""
-    wanted = review_status.value if review_status else None
-    plugins, total, counts = await queries.admin_items(session, PLUGINS, page, wanted, search)
-    labels = await queries.reviewer_labels(session, (p.reviewed_by for p in plugins))
-    return Envelope(
-        data=AdminPluginList(
-            items=[admin_plugin_out(p, labels) for p in plugins],
-            total=total,
-            page=page.page,
-            limit=page.size,
-            counts=StatusCounts(**counts),
-        )
-    )
+add_admin_list(
+    router,
+    PLUGINS,
+    list_model=AdminPluginList,
+    item_out=admin_plugin_out,
+    description="Every plugin with counts per review status (counts share the search, "
+    "ignore the filter).",
+)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)

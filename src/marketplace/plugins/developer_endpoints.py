@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import Request, status
 
-from fastapi import Query, Request, status
-
-from marketplace.auth.deps import Developer, VerifiedDeveloper
+from marketplace.auth.deps import VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
-from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
@@ -31,26 +28,13 @@ from marketplace.plugins.schemas import (
 )
 from marketplace.plugins.views import plugin_out, version_out
 from marketplace.publishing import queries, review
+from marketplace.publishing.endpoints import add_developer_list
 from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
 
 
-@router.get("")
-async def list_own_plugins(
-    user: Developer,
-    session: DbSession,
-    page: PageSizeParams,
-    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
-) -> Envelope[DeveloperPluginList]:
-    """The caller's plugins in every state, newest first; filter by reviewStatus."""
-    wanted = review_status.value if review_status else None
-    plugins, total = await queries.developer_items(session, PLUGINS, user, page, wanted)
-    return Envelope(
-        data=DeveloperPluginList(
-            items=[plugin_out(p) for p in plugins], total=total, page=page.page, page_size=page.size
-        )
-    )
+add_developer_list(router, PLUGINS, path="", list_model=DeveloperPluginList, item_out=plugin_out)
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)

@@ -9,6 +9,7 @@ from marketplace.plugins.schemas import (
     PluginOut,
     VersionOut,
 )
+from marketplace.publishing.queries import label_of
 
 
 def plugin_out(plugin: Plugin) -> PluginOut:
@@ -16,8 +17,9 @@ def plugin_out(plugin: Plugin) -> PluginOut:
 
 
 def admin_plugin_out(plugin: Plugin, labels: dict[str, str]) -> AdminPluginOut:
-    label = labels.get(plugin.reviewed_by) if plugin.reviewed_by else None
-    return AdminPluginOut(**dict(plugin_out(plugin)), reviewer_label=label)
+    return AdminPluginOut(
+        **dict(plugin_out(plugin)), reviewer_label=label_of(labels, plugin.reviewed_by)
+    )
 
 
 def version_out(version: PluginVersion) -> VersionOut:
@@ -27,10 +29,9 @@ def version_out(version: PluginVersion) -> VersionOut:
 def admin_version_out(
     version: PluginVersion, plugin: Plugin, labels: dict[str, str]
 ) -> AdminVersionOut:
-    label = labels.get(version.reviewed_by) if version.reviewed_by else None
     return AdminVersionOut(
         **dict(version_out(version)),
         plugin_key=plugin.plugin_key,
         plugin_name=plugin.name,
-        reviewer_label=label,
+        reviewer_label=label_of(labels, version.reviewed_by),
     )

@@ -9,9 +9,9 @@ from typing import Annotated, Any, Generic, Literal
 
 from fastapi import APIRouter, Query
 
-from marketplace.auth.deps import Admin
+from marketplace.auth.deps import Admin, Developer
 from marketplace.db import DbSession
-from marketplace.kit.pagination import LimitParams
+from marketplace.kit.pagination import LimitParams, PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
@@ -32,6 +32,7 @@ from marketplace.storage.deps import BlobStoreDep
 
 Search = Annotated[str | None, Query(max_length=200)]
 QueueStatus = Annotated[ReviewStatus | Literal["all"], Query(alias="reviewStatus")]
+ItemStatus = Annotated[ReviewStatus | None, Query(alias="reviewStatus")]
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,80 @@ def add_version_queue(
         item = await find_item(session, kind, getattr(version, kind.parent.key))
         info = await views.download(store, settings.download_url_seconds, item, version)
         return Envelope(data=info)
+
+
+def add_developer_list(
+    router: APIRouter,
+    kind: ItemKind[ItemT, VersionT],
+    *,
+    path: str,
+    list_model: Any,
+    item_out: Callable[[ItemT], Any],
+) -> None:
+    """GET `path`: the caller's own items in every state, newest first."""
+
+    @router.get(
+        path,
+        name=f"list_own_{kind.name}s",
+        response_model=Envelope[list_model],
+        description=f"The caller's {kind.name}s in every state, newest first; filter by "
+        "reviewStatus.",
+    )
+    async def list_own(
+        user: Developer,
+        session: DbSession,
+        page: PageSizeParams,
+        review_status: ItemStatus = None,
+    ) -> Any:
+        wanted = review_status.value if review_status else None
+        items, total = await queries.developer_items(session, kind, user, page, wanted)
+        return Envelope(
+            data=list_model(
+                items=[item_out(i) for i in items],
+                total=total,
+                page=page.page,
+                page_size=page.size,
+            )
+        )
+
+
+def add_admin_list(
+    router: APIRouter,
+    kind: ItemKind[ItemT, VersionT],
+    *,
+    list_model: Any,
+    item_out: Callable[[ItemT, dict[str, str]], Any],
+    description: str,
+) -> None:
+    """GET "": every item with counts per review status (the counts share the search and
+    ignore the status filter, seed 4.5)."""
+
+    @router.get(
+        "",
+        name=f"list_{kind.name}s",
+        response_model=Envelope[list_model],
+        description=description,
+    )
+    async def list_items(
+        _admin: Admin,
+        session: DbSession,
+        page: LimitParams,
+        review_status: ItemStatus = None,
+        search: Search = None,
+    ) -> Any:
+        wanted = review_status.value if review_status else None
+        items, total, counts = await queries.admin_items(session, kind, page, wanted, search)
+        reviewers = (getattr(i, "reviewed_by", None) for i in items)
+        labels = await queries.reviewer_labels(session, reviewers)
+        return Envelope(
+            data=list_model(
+                items=[item_out(i, labels) for i in items],
+                total=total,
+                page=page.page,
+                limit=page.size,
+                counts=StatusCounts(**counts),
+            )
+        )
 
 
 audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])

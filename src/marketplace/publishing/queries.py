@@ -161,3 +161,8 @@ async def reviewer_labels(
     for missing in ids - labels.keys():
         labels[missing] = missing
     return labels
+
+
+def label_of(labels: dict[str, str], reviewer_id: str | None) -> str | None:
+    """The label of a row's reviewer from a page's `reviewer_labels` (None: not reviewed)."""
+    return labels.get(reviewer_id) if reviewer_id else None

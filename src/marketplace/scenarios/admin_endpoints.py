@@ -5,19 +5,11 @@ Scenarios are reviewed per version, by the core's version queue and review moves
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import Query
-
-from marketplace.auth.deps import Admin
 from marketplace.db import DbSession
-from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
-from marketplace.models import ReviewStatus
 from marketplace.publishing import queries
-from marketplace.publishing.endpoints import QueueViews, Search, add_version_queue
-from marketplace.publishing.schemas import StatusCounts
+from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.lookup import AdminScenario
 from marketplace.scenarios.routing import ScenarioRoute
@@ -45,27 +37,14 @@ router = api_router(
 )
 
 
-@router.get("")
-async def list_scenarios(
-    _admin: Admin,
-    session: DbSession,
-    page: LimitParams,
-    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
-    search: Search = None,
-) -> Envelope[AdminScenarioList]:
-    """Every scenario with counts per review status (counts share the search, ignore the
-    filter). A scenario's status is its newest version's, or taken_down."""
-    wanted = review_status.value if review_status else None
-    rows, total, counts = await queries.admin_items(session, SCENARIOS, page, wanted, search)
-    return Envelope(
-        data=AdminScenarioList(
-            items=[scenario_out(s) for s in rows],
-            total=total,
-            page=page.page,
-            limit=page.size,
-            counts=StatusCounts(**counts),
-        )
-    )
+add_admin_list(
+    router,
+    SCENARIOS,
+    list_model=AdminScenarioList,
+    item_out=lambda scenario, _labels: scenario_out(scenario),
+    description="Every scenario with counts per review status (counts share the search, "
+    "ignore the filter). A scenario's status is its newest version's, or taken_down.",
+)
 
 
 add_version_queue(

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Query, Request, status
+from fastapi import Depends, Request, status
 from sqlalchemy import select
 
-from marketplace.auth.deps import Developer, VerifiedDeveloper
+from marketplace.auth.deps import VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.kit.forms import multipart_form
-from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus, Scenario, User
 from marketplace.publishing import queries, review
+from marketplace.publishing.endpoints import add_developer_list
 from marketplace.publishing.lookup import check_owner
 from marketplace.scenarios import service, uploads
 from marketplace.scenarios.kind import SCENARIOS
@@ -85,21 +85,13 @@ async def _publish_target_owned(
 PublishingDeveloper = Annotated[User, Depends(_publish_target_owned)]
 
 
-@router.get("/scenarios")
-async def list_own_scenarios(
-    user: Developer,
-    session: DbSession,
-    page: PageSizeParams,
-    review_status: Annotated[ReviewStatus | None, Query(alias="reviewStatus")] = None,
-) -> Envelope[DeveloperScenarioList]:
-    """The caller's scenarios in every state, newest first; filter by reviewStatus."""
-    wanted = review_status.value if review_status else None
-    rows, total = await queries.developer_items(session, SCENARIOS, user, page, wanted)
-    return Envelope(
-        data=DeveloperScenarioList(
-            items=[scenario_out(s) for s in rows], total=total, page=page.page, page_size=page.size
-        )
-    )
+add_developer_list(
+    router,
+    SCENARIOS,
+    path="/scenarios",
+    list_model=DeveloperScenarioList,
+    item_out=scenario_out,
+)
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marketplace.models import Scenario, ScenarioVersion
 from marketplace.publishing.downloads import PresignedUrls, package_link
+from marketplace.publishing.queries import label_of
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.schemas import (
     AdminScenarioVersionOut,
@@ -33,9 +34,10 @@ def version_out(version: ScenarioVersion) -> ScenarioVersionOut:
 def admin_version_out(
     version: ScenarioVersion, scenario: Scenario, labels: dict[str, str]
 ) -> AdminScenarioVersionOut:
-    label = labels.get(version.reviewed_by) if version.reviewed_by else None
     return AdminScenarioVersionOut(
-        **dict(version_out(version)), scenario_name=scenario.name, reviewer_label=label
+        **dict(version_out(version)),
+        scenario_name=scenario.name,
+        reviewer_label=label_of(labels, version.reviewed_by),
     )
 
 
