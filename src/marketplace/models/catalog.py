@@ -133,33 +133,31 @@ class Plugin(IdMixin, TimestampMixin, Base):
         return (Decimal(self.rating_sum) / Decimal(self.rating_count)).quantize(Decimal("0.01"))
 
 
-class PluginVersion(IdMixin, Base):
-    __tablename__ = "plugin_versions"
-    __table_args__ = (
-        UniqueConstraint("plugin_id", "version"),
+def reviewed_version_table_args(table: str, parent: str) -> tuple[Any, ...]:
+    """What the database holds for every kind of reviewed version (DESIGN invariants 1, 2)."""
+    return (
+        # (item, version) is unique: of two racing uploads one gets 409.
+        UniqueConstraint(parent, "version"),
         CheckConstraint(_in(ReviewStatus, "review_status"), name="review_status_valid"),
-        CheckConstraint(_in(Distribution, "distribution"), name="distribution_valid"),
         # Only an approved version may be current.
         CheckConstraint("NOT is_latest OR review_status = 'approved'", name="latest_is_approved"),
-        # At most one current version per plugin, held by the database itself.
+        # At most one current version per item, held by the database itself.
         Index(
-            "uq_plugin_versions_one_latest",
-            "plugin_id",
+            f"uq_{table}_one_latest",
+            parent,
             unique=True,
             sqlite_where=text("is_latest"),
             postgresql_where=text("is_latest"),
         ),
-        Index("ix_plugin_versions_review_status", "review_status", "created_at"),
-        Index("ix_plugin_versions_blob_key", "blob_key"),
+        Index(f"ix_{table}_review_status", "review_status", "created_at"),
+        Index(f"ix_{table}_blob_key", "blob_key"),
     )
 
-    plugin_id: Mapped[str] = mapped_column(
-        IdType, ForeignKey("plugins.id", ondelete="CASCADE"), nullable=False
-    )
+
+class ReviewedVersionMixin(IdMixin):
+    """The columns every kind of reviewed version has (marketplace.publishing)."""
+
     version: Mapped[str] = mapped_column(String(100), nullable=False)
-    changelog: Mapped[str | None] = mapped_column(Text)
-    manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
-    distribution: Mapped[str] = mapped_column(String(20), nullable=False)
     sha256: Mapped[str | None] = mapped_column(String(64))
     size: Mapped[int | None] = mapped_column(BigInteger)
     blob_key: Mapped[str | None] = mapped_column(String(200))
@@ -170,3 +168,18 @@ class PluginVersion(IdMixin, Base):
     review_note: Mapped[str | None] = mapped_column(Text)
     reviewed_by: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+
+class PluginVersion(ReviewedVersionMixin, Base):
+    __tablename__ = "plugin_versions"
+    __table_args__ = (
+        *reviewed_version_table_args("plugin_versions", "plugin_id"),
+        CheckConstraint(_in(Distribution, "distribution"), name="distribution_valid"),
+    )
+
+    plugin_id: Mapped[str] = mapped_column(
+        IdType, ForeignKey("plugins.id", ondelete="CASCADE"), nullable=False
+    )
+    changelog: Mapped[str | None] = mapped_column(Text)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
+    distribution: Mapped[str] = mapped_column(String(20), nullable=False)

@@ -8,24 +8,23 @@ whose is_latest is true is the newest approved one: what the public group serves
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from sqlalchemy import (
     BigInteger,
-    Boolean,
     CheckConstraint,
     ForeignKey,
     Index,
     String,
     Text,
-    UniqueConstraint,
-    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from marketplace.kit.dbtypes import IdType, JSONType, UTCDateTime, utcnow
-from marketplace.models.base import Base, IdMixin, TimestampMixin
-from marketplace.models.catalog import ReviewStatus
+from marketplace.kit.dbtypes import IdType, JSONType
+from marketplace.models.base import Base, TimestampMixin
+from marketplace.models.catalog import (
+    ReviewedVersionMixin,
+    ReviewStatus,
+    reviewed_version_table_args,
+)
 
 _STATUSES = ", ".join(repr(s.value) for s in ReviewStatus)
 # Display metadata a version describes; the scenario row mirrors its newest version's.
@@ -78,27 +77,13 @@ class Scenario(TimestampMixin, Base):
     latest_version: Mapped[str | None] = mapped_column(String(100))
 
 
-class ScenarioVersion(IdMixin, Base):
+class ScenarioVersion(ReviewedVersionMixin, Base):
     __tablename__ = "scenario_versions"
-    __table_args__ = (
-        UniqueConstraint("scenario_id", "version"),
-        CheckConstraint(f"review_status IN ({_STATUSES})", name="review_status_valid"),
-        CheckConstraint("NOT is_latest OR review_status = 'approved'", name="latest_is_approved"),
-        Index(
-            "uq_scenario_versions_one_latest",
-            "scenario_id",
-            unique=True,
-            sqlite_where=text("is_latest"),
-            postgresql_where=text("is_latest"),
-        ),
-        Index("ix_scenario_versions_review_status", "review_status", "created_at"),
-        Index("ix_scenario_versions_blob_key", "blob_key"),
-    )
+    __table_args__ = reviewed_version_table_args("scenario_versions", "scenario_id")
 
     scenario_id: Mapped[str] = mapped_column(
         String(64), ForeignKey("scenarios.id", ondelete="CASCADE"), nullable=False
     )
-    version: Mapped[str] = mapped_column(String(100), nullable=False)
     name: Mapped[str] = mapped_column(String(200), nullable=False)
     name_zh: Mapped[str | None] = mapped_column(String(200))
     description: Mapped[str | None] = mapped_column(Text)
@@ -109,13 +94,3 @@ class ScenarioVersion(IdMixin, Base):
     )
     permissions: Mapped[list[str]] = mapped_column(JSONType, nullable=False, default=list)
     changelog: Mapped[str | None] = mapped_column(Text)
-    sha256: Mapped[str | None] = mapped_column(String(64))
-    size: Mapped[int | None] = mapped_column(BigInteger)
-    blob_key: Mapped[str | None] = mapped_column(String(200))
-    is_latest: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
-    review_status: Mapped[str] = mapped_column(
-        String(20), nullable=False, default=ReviewStatus.PENDING.value
-    )
-    review_note: Mapped[str | None] = mapped_column(Text)
-    reviewed_by: Mapped[str | None] = mapped_column(String(36))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
