@@ -1,0 +1,230 @@
+"""The core's upload transaction: lock → checks → blob → rows → commit (DESIGN invariant 3),
+and a streamed body that holds no write lock while it arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from marketplace.errors import InvalidState
+from marketplace.models import Plugin, PluginVersion
+from marketplace.packages.archive import ArchiveInfo
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.uploads import CheckThenWrite, Package, RowWriter, store_package
+from marketplace.storage.base import blob_key
+from tests.factories import Factory
+from tests.helpers import ok
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+def _package(tmp_path: Path, data: bytes) -> Package:
+    path = tmp_path / "upload.part"
+    path.write_bytes(data)
+    archive = ArchiveInfo(
+        files={"data.bin": len(data)},
+        symlinks={},
+        manifest=None,
+        manifest_bytes=None,
+        unpacked_bytes=len(data),
+        member_count=1,
+        compressed_bytes=len(data),
+        root_prefix=None,
+    )
+    return Package(path, hashlib.sha256(data).hexdigest(), len(data), archive, {})
+
+
+async def _version_count(sessions: Sessions) -> int:
+    async with sessions() as session:
+        return await session.scalar(select(func.count()).select_from(PluginVersion)) or 0
+
+
+def _writer_of(version: str, sha256: str) -> CheckThenWrite[Plugin, PluginVersion]:
+    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
+        async def write(key: str) -> PluginVersion:
+            row = PluginVersion(
+                plugin_id=plugin.id,
+                version=version,
+                manifest={},
+                distribution="tarball",
+                sha256=sha256,
+                size=1,
+                blob_key=key,
+            )
+            session.add(row)
+            await session.flush()
+            return row
+
+        return write
+
+    return check
+
+
+async def test_stored_package_and_its_row_commit_together(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    plugin = await factory.plugin()
+    package = _package(tmp_path, b"package bytes")
+    store = app.state.blob_store
+    row = await store_package(
+        sessionmaker, store, PLUGINS, plugin.id, package, _writer_of("1.0.0", package.sha256)
+    )
+    assert row.blob_key == blob_key(package.sha256)
+    assert await store.exists(row.blob_key)
+    assert await _version_count(sessionmaker) == 1
+
+
+async def test_a_failing_check_stores_nothing(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    plugin = await factory.plugin()
+    package = _package(tmp_path, b"refused bytes")
+
+    async def refuse(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
+        raise InvalidState("refused")
+
+    with pytest.raises(InvalidState):
+        await store_package(sessionmaker, app.state.blob_store, PLUGINS, plugin.id, package, refuse)
+    assert not await app.state.blob_store.exists(blob_key(package.sha256))
+    assert await _version_count(sessionmaker) == 0
+
+
+async def test_a_failing_write_deletes_the_stored_blob_and_leaves_no_row(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    plugin = await factory.plugin()
+    package = _package(tmp_path, b"bytes whose row fails")
+
+    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
+        async def write(key: str) -> PluginVersion:
+            assert await app.state.blob_store.exists(key)  # blob before row
+            raise RuntimeError("the row could not be written")
+
+        return write
+
+    with pytest.raises(RuntimeError):
+        await store_package(sessionmaker, app.state.blob_store, PLUGINS, plugin.id, package, check)
+    assert not await app.state.blob_store.exists(blob_key(package.sha256))
+    assert await _version_count(sessionmaker) == 0
+
+
+async def test_a_failing_commit_deletes_the_stored_blob(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    plugin = await factory.plugin()
+    await factory.version(plugin, "1.0.0")
+    package = _package(tmp_path, b"bytes of a duplicate version")
+
+    # The row only fails when written out: (plugin, version) is unique in the database.
+    async def without_flush(session: AsyncSession, item: Plugin) -> RowWriter[PluginVersion]:
+        async def write(key: str) -> PluginVersion:
+            row = PluginVersion(
+                plugin_id=item.id,
+                version="1.0.0",
+                manifest={},
+                distribution="tarball",
+                sha256=package.sha256,
+                size=1,
+                blob_key=key,
+            )
+            session.add(row)  # flushed by the commit, which fails
+            return row
+
+        return write
+
+    with pytest.raises(IntegrityError):
+        await store_package(
+            sessionmaker, app.state.blob_store, PLUGINS, plugin.id, package, without_flush
+        )
+    assert not await app.state.blob_store.exists(blob_key(package.sha256))
+    assert await _version_count(sessionmaker) == 1
+
+
+async def test_a_failure_keeps_a_blob_another_row_uses(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    plugin = await factory.plugin()
+    package = _package(tmp_path, b"shared bytes")
+    store = app.state.blob_store
+    await store_package(
+        sessionmaker, store, PLUGINS, plugin.id, package, _writer_of("1.0.0", package.sha256)
+    )
+    again = _package(tmp_path, b"shared bytes")
+
+    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
+        async def write(key: str) -> PluginVersion:
+            raise RuntimeError("the row could not be written")
+
+        return write
+
+    with pytest.raises(RuntimeError):
+        await store_package(sessionmaker, store, PLUGINS, plugin.id, again, check)
+    assert await store.exists(blob_key(package.sha256))
+
+
+async def test_an_item_deleted_meanwhile_is_refused_before_anything_is_stored(
+    app: FastAPI, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    package = _package(tmp_path, b"bytes for nobody")
+    with pytest.raises(InvalidState, match="Plugin no longer exists"):
+        await store_package(
+            sessionmaker,
+            app.state.blob_store,
+            PLUGINS,
+            "0e8c2b7e-3c4a-4b0e-9a3e-1f2d3c4b5a69",
+            package,
+            _writer_of("1.0.0", package.sha256),
+        )
+    assert not await app.state.blob_store.exists(blob_key(package.sha256))
+
+
+async def test_a_streaming_upload_holds_no_write_lock_while_its_body_arrives(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """A slow upload must not block writes to its own plugin (SQLite: any writer; PostgreSQL:
+    the plugin's row lock) until its body has arrived."""
+    dev = await factory.developer()
+    plugin = await factory.plugin(dev, review_status="pending")
+    boundary = "slow-boundary"
+    half_sent, finish = asyncio.Event(), asyncio.Event()
+
+    async def body() -> AsyncIterator[bytes]:
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="version"\r\n\r\n1.0.0\r\n'
+        ).encode()
+        half_sent.set()
+        await finish.wait()
+        yield f"--{boundary}--\r\n".encode()
+
+    upload = asyncio.create_task(
+        client.post(
+            f"/api/v1/developer/plugins/{plugin.id}/upload-version",
+            content=body(),
+            headers={**dev.headers, "content-type": f"multipart/form-data; boundary={boundary}"},
+        )
+    )
+    await asyncio.wait_for(half_sent.wait(), 10)
+    edit = await asyncio.wait_for(
+        client.put(
+            f"/api/v1/developer/plugins/{plugin.id}",
+            json={"name": "Edited while uploading"},
+            headers=dev.headers,
+        ),
+        10,
+    )
+    finish.set()
+    assert ok(edit)["name"] == "Edited while uploading"
+    response = await asyncio.wait_for(upload, 10)
+    assert (response.status_code, response.json()["error"]["code"]) == (
+        400,
+        "PLUGIN_PACKAGE_INVALID",
+    )
