@@ -1,9 +1,10 @@
 """Cached public reads are invalidated by the database transaction that changes them.
 
-Rather than trusting every write path to remember `bump_catalog_generation`, a session hook
-notices flushed changes to plugins, versions and categories and bumps the generation in the
-same transaction, just before it commits (so after every row lock: one lock order). Changes
-that only touch counters (downloads, ratings) keep cached totals (`listing=False`).
+Rather than trusting every write path to remember to, a session hook notices flushed changes
+to plugins, versions and categories and moves the generation in the same transaction, just
+before it commits (so after every row lock: one lock order). Changes that only touch
+counters keep cached totals (`listing=False`). Bulk UPDATE statements are not flushes: the
+few that exist (download and rating counters) call `cache.bump_catalog_generation`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from itertools import chain
 from typing import Any
 
 from sqlalchemy import event, inspect
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, UOWTransaction
 
-from marketplace.models import CatalogGeneration, Category, Plugin, PluginVersion
+from marketplace.catalog.cache import bump_statement
+from marketplace.models import Category, Plugin, PluginVersion
 
 _COUNTERS = frozenset({"download_count", "rating_count", "rating_sum", "updated_at"})
 _LISTING = "catalog_listing_changed"
@@ -42,23 +42,12 @@ def _bump_before_commit(session: Session) -> None:
     listing = session.info.pop(_LISTING, False)
     counters = session.info.pop(_COUNTS, False)
     if listing or counters:
-        session.execute(_bump_statement(session, listing=listing))
+        session.execute(bump_statement(session.get_bind().dialect.name, listing=listing))
 
 
 def _forget(session: Session, *_args: Any) -> None:
     session.info.pop(_LISTING, None)
     session.info.pop(_COUNTS, None)
-
-
-def _bump_statement(session: Session, *, listing: bool) -> Any:
-    row = CatalogGeneration
-    values = {"id": 1, "generation": 1, "listing_generation": 1}
-    changes = {
-        "generation": row.generation + 1,
-        "listing_generation": row.listing_generation + (1 if listing else 0),
-    }
-    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    return insert(row).values(values).on_conflict_do_update(index_elements=[row.id], set_=changes)
 
 
 def install() -> None:
