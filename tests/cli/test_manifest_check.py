@@ -14,14 +14,20 @@ from marketplace.cli.manifest_check import (
     check_mcp_declaration,
     check_plugin_key,
     load_checked_manifest,
+    problem_line,
 )
+from marketplace.rules.findings import Finding
 
 from .conftest import Invoke, base_manifest, make_plugin
 from .fake_api import FakeApi
 
 
-def fields(problems: list[str]) -> list[str]:
-    return [problem.split(":", 1)[0] for problem in problems]
+def fields(problems: list[Finding] | list[str]) -> list[str]:
+    """The path of each finding (or of each printed problem line)."""
+    return [
+        problem.split(":", 1)[0] if isinstance(problem, str) else problem.path
+        for problem in problems
+    ]
 
 
 def test_valid_manifest_has_no_problems(tmp_path: Path) -> None:
@@ -39,15 +45,16 @@ def test_every_problem_is_listed_at_once() -> None:
         "name": "",
     }
     problems = check_manifest(manifest)
+    # The service's checks in the service's order, then the plugin record's.
     assert fields(problems) == [
         "id",
         "version",
-        "main",
         "category",
-        "type",
-        "tags",
+        "main",
         "config[1].key",
         "config[2].key",
+        "type",
+        "tags",
         "name",
         "description",
     ]
@@ -55,7 +62,9 @@ def test_every_problem_is_listed_at_once() -> None:
 
 def test_version_with_build_metadata_is_refused() -> None:
     problems = check_manifest(base_manifest(version="1.0.0+abc"))
-    assert problems == ["version: '1.0.0+abc' has build metadata (+...), which the service refuses"]
+    assert [problem_line(problem) for problem in problems] == [
+        "version: must not carry build metadata (+...)"
+    ]
 
 
 @pytest.mark.parametrize("version", ["1.0", "v1.0.0", "01.0.0", ""])
@@ -100,7 +109,13 @@ def test_main_must_be_present_but_may_be_empty() -> None:
 
 
 def test_mcp_declaration_is_required_for_config_only_and_mcp_type() -> None:
-    assert fields(check_manifest(base_manifest(main=""))) == ["mcp"]
+    # main "" without mcp (or inline code) fits no distribution: the whole manifest is wrong.
+    [config_only] = check_manifest(base_manifest(main=""))
+    assert (config_only.path, problem_line(config_only)) == (
+        "",
+        'manifest.json: needs main "" with an mcp declaration (configuration only), or '
+        "inlineCode / inlineUiCode (inline code), when no package is uploaded",
+    )
     assert fields(check_manifest(base_manifest(type="mcp"))) == ["mcp"]
 
 
@@ -139,9 +154,9 @@ def test_files_named_by_the_manifest_must_exist(tmp_path: Path) -> None:
         contributes={"ui": {"entry": "../ui.js"}},
     )
     assert fields(check_manifest(manifest, directory)) == [
-        "icon",
         "main",
         "contributes.ui.entry",
+        "icon",
     ]
 
 
@@ -149,7 +164,9 @@ def test_icon_name_is_not_a_file_but_a_large_icon_file_is_refused(tmp_path: Path
     directory = make_plugin(tmp_path, files={"icon/icon.png": b"\x89PNG" + b"0" * 256 * 1024})
     assert check_manifest(base_manifest(icon="puzzle"), directory) == []
     problems = check_manifest(base_manifest(icon="icon/icon.png"), directory)
-    assert problems == ["icon: 'icon/icon.png' is larger than 256 KB"]
+    assert [problem_line(problem) for problem in problems] == [
+        "icon: icon/icon.png is 262148 bytes; the limit is 262144"
+    ]
 
 
 def test_version_override_is_checked(tmp_path: Path) -> None:
@@ -183,4 +200,4 @@ def test_unreadable_manifest_is_reported(tmp_path: Path, invoke: Invoke) -> None
     (directory / "manifest.json").write_text("{not json")
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 1
-    assert "not readable JSON" in result.stderr
+    assert "  - manifest.json: is not valid JSON: Expecting property name" in result.stderr

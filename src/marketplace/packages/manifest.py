@@ -174,6 +174,8 @@ def _sentence(finding: Finding) -> str:
         case Code.HIDDEN_CHARACTERS_IN_FILE_NAME:
             name = display(path.removeprefix(FILE_PATH_PREFIX), 60)
             return f"file name {name} {message.removeprefix('name ')}"
+        case Code.CONFIG_KEY_MISSING:
+            return f"{path.removesuffix('.key')} has no key"
         case Code.CONFIG_KEY_REPEATED:
             return f"{path.removesuffix('.key')} {message}"
     if path.startswith(_BARE_PLACES):

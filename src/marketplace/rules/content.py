@@ -183,7 +183,8 @@ def config_findings(manifest: Mapping[str, Any]) -> list[Finding]:
         if not isinstance(item, dict):
             findings.append(Finding.error(Code.CONFIG_ITEM_INVALID, where, "must be an object"))
         elif not isinstance(key, str) or not key.strip():
-            findings.append(Finding.error(Code.CONFIG_KEY_MISSING, where, "has no key"))
+            message = "must be a non-empty string"
+            findings.append(Finding.error(Code.CONFIG_KEY_MISSING, f"{where}.key", message))
         elif key in seen:
             findings.append(
                 Finding.error(
