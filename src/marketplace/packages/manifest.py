@@ -9,7 +9,8 @@ Each raises on the first finding of its step, in the words the API has always us
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from itertools import takewhile
 from typing import Any
 
 import semver
@@ -28,7 +29,7 @@ from marketplace.rules.limits import (
 from marketplace.rules.manifest import is_valid_plugin_key
 from marketplace.rules.text import display, has_forbidden_chars
 from marketplace.rules.versions import is_valid_version, parse_version, version_sort_key
-from marketplace.rules.vocabulary import MCP_TRANSPORTS, UI_PERMISSION, Distribution
+from marketplace.rules.vocabulary import MANIFEST_NAME, MCP_TRANSPORTS, UI_PERMISSION, Distribution
 
 # Importers of this module (plugins, scenarios, review) keep these names.
 __all__ = [
@@ -49,7 +50,9 @@ __all__ = [
     "has_forbidden_chars",
     "is_valid_plugin_key",
     "is_valid_version",
+    "note_line",
     "parse_version",
+    "refusal",
     "validate_mcp",
     "version_sort_key",
 ]
@@ -71,12 +74,9 @@ def check_manifest_identity(
     error: type[AppError] = PackageInvalid,
 ) -> semver.Version:
     """manifest.id == pluginKey (case-sensitive), manifest.version == version, semver valid."""
-    for finding in rules.identity_findings(manifest, plugin_key=plugin_key, version=version):
-        if finding.code is Code.VERSION_INVALID:  # the requested version, a request field
-            raise ValidationFailed.field("version", finding.message)
-        if finding.code in (Code.ID_MISMATCH, Code.VERSION_MISMATCH):
-            raise error(_sentence(finding))  # the seed's own messages
-        raise _refusal(finding, error)
+    findings = rules.identity_findings(manifest, plugin_key=plugin_key, version=version)
+    if findings:
+        raise refusal(findings, error)
     return parse_version(version)
 
 
@@ -87,10 +87,11 @@ def check_manifest_category(
     error: type[AppError] = PackageInvalid,
 ) -> str:
     """manifest.category present and in the category table (PLUGIN_INVALID_CATEGORY)."""
-    for finding in rules.category_findings(manifest, categories=categories):
-        if finding.code is Code.CATEGORY_UNKNOWN:
-            raise InvalidCategory(manifest["category"])
-        raise _refusal(finding, error)
+    findings = rules.category_findings(manifest, categories=categories)
+    if findings and findings[0].code is Code.CATEGORY_UNKNOWN:
+        raise InvalidCategory(manifest["category"])
+    if findings:
+        raise refusal(findings, error)
     category: str = manifest["category"]
     return category
 
@@ -104,7 +105,7 @@ def check_manifest_shape(
     """main present ("" allowed); optional keys of the right JSON type; mcp declaration valid."""
     findings = rules.shape_findings(manifest, plugin_type=plugin_type)
     if findings:
-        raise _refusal(findings[0], error, also=findings[1:])
+        raise refusal(findings, error)
 
 
 def check_package_manifest(
@@ -141,8 +142,7 @@ def distribution_of(
         if problems:
             raise _fail(error, "manifest.mcp", "; ".join(problems))
     if distribution is None:
-        (finding,) = rules.distribution_findings(manifest, has_package=has_package)
-        raise _fail(error, "manifest", finding.message)
+        raise refusal(rules.distribution_findings(manifest, has_package=has_package), error)
     return distribution
 
 
@@ -152,17 +152,50 @@ def deep_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list
     info is the archive of a tarball version; None for config_only and inline versions,
     where only the manifest-level findings apply.
     """
-    return [_sentence(finding) for finding in content_findings(manifest, info)]
+    return [note_line(finding) for finding in content_findings(manifest, info)]
 
 
 # ---------- findings in the service's words ----------
 
 # Review notes name these places without the "manifest." prefix.
 _BARE_PLACES = ("contributes.", "permissions", "config[")
+_DOCUMENT_CODES = frozenset(
+    {
+        Code.MANIFEST_NOT_UTF8,
+        Code.MANIFEST_NOT_JSON,
+        Code.MANIFEST_REPEATED_KEY,
+        Code.MANIFEST_NOT_OBJECT,
+        Code.MANIFEST_UNSTORABLE_TEXT,
+        Code.MANIFEST_UNSAFE_NUMBER,
+    }
+)
 
 
-def _sentence(finding: Finding) -> str:
-    """A finding as one sentence: its place, then its message."""
+def refusal(findings: Sequence[Finding], error: type[AppError] = PackageInvalid) -> AppError:
+    """The error the service answers for the first of a structural step's findings.
+
+    An invalid requested version is VALIDATION_FAILED naming the form field `version`;
+    the seed's mismatch messages stand alone; an invalid mcp declaration is one refusal
+    listing each of its problems (the findings that follow it, of the same kind).
+    """
+    first = findings[0]
+    match first.code:
+        case Code.VERSION_INVALID:
+            return ValidationFailed.field("version", first.message)
+        case Code.ID_MISMATCH | Code.VERSION_MISMATCH:
+            return error(note_line(first))
+        case Code.CATEGORY_UNKNOWN:
+            raise ValueError("an unknown category is refused with the category itself")
+        case Code.MCP_INVALID:
+            siblings = list(takewhile(lambda f: f.code is Code.MCP_INVALID, findings))
+            return _fail(error, "manifest.mcp", "; ".join(_mcp_problem(f) for f in siblings))
+    if first.code in _DOCUMENT_CODES:
+        return error(note_line(first))
+    return _fail(error, _field(first.path), first.message)
+
+
+def note_line(finding: Finding) -> str:
+    """A finding as one sentence, its place then its message, as review notes list them."""
     path, message = finding.path, finding.message
     match finding.code:
         case Code.HIDDEN_CHARACTERS_MORE:
@@ -178,6 +211,8 @@ def _sentence(finding: Finding) -> str:
             return f"{path.removesuffix('.key')} has no key"
         case Code.CONFIG_KEY_REPEATED:
             return f"{path.removesuffix('.key')} {message}"
+    if finding.code in _DOCUMENT_CODES:
+        return f"{MANIFEST_NAME} {message}"
     if path.startswith(_BARE_PLACES):
         return f"{path} {message}"
     return f"{_field(path)} {message}"
@@ -191,21 +226,6 @@ def _mcp_problem(finding: Finding) -> str:
     """An mcp finding as the API words it after "manifest.mcp": `command must be ...`."""
     member = finding.path.removeprefix("mcp").removeprefix(".")
     return f"{member} {finding.message}" if member else finding.message
-
-
-def _refusal(
-    finding: Finding, error: type[AppError], *, also: list[Finding] | None = None
-) -> AppError:
-    """The error for a structural finding; an invalid mcp declaration is one refusal that
-    lists each of its problems (the following findings of the same kind)."""
-    if finding.code is Code.MCP_INVALID:
-        siblings = [finding]
-        for other in also or []:
-            if other.code is not Code.MCP_INVALID:
-                break
-            siblings.append(other)
-        return _fail(error, "manifest.mcp", "; ".join(_mcp_problem(f) for f in siblings))
-    return _fail(error, _field(finding.path), finding.message)
 
 
 def _fail(error: type[AppError], field: str, problem: str) -> AppError:
