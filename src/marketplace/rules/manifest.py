@@ -121,9 +121,7 @@ def storability_findings(value: Any) -> list[Finding]:
             stack.extend((join_path(where, key), child) for key, child in item.items())
         elif isinstance(item, list):
             stack.extend((item_path(where, index), child) for index, child in enumerate(item))
-        elif (isinstance(item, int) and not isinstance(item, bool) and abs(item) > _INT_LIMIT) or (
-            isinstance(item, float) and not math.isfinite(item)
-        ):
+        elif _unsafe_number(item):
             findings.append(
                 Finding.error(
                     Code.MANIFEST_UNSAFE_NUMBER,
@@ -132,6 +130,12 @@ def storability_findings(value: Any) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _unsafe_number(item: Any) -> bool:
+    if isinstance(item, float):
+        return not math.isfinite(item)  # 1e400 parses as infinity
+    return isinstance(item, int) and not isinstance(item, bool) and abs(item) > _INT_LIMIT
 
 
 def _unreadable(code: Code, message: str) -> UnreadableManifest:
