@@ -9,7 +9,13 @@ from pathlib import Path
 from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-MIB = 1024 * 1024
+from marketplace.rules.limits import (
+    ICON_MAX_BYTES,
+    KIB,
+    MIB,
+    PLUGIN_PACKAGE_MAX_MIB,
+    SCENARIO_PACKAGE_MAX_MIB,
+)
 
 
 class Settings(BaseSettings):
@@ -27,9 +33,9 @@ class Settings(BaseSettings):
     access_token_minutes: int = 60
     refresh_token_days: int = 30
     download_url_seconds: int = 900
-    plugin_package_max_mb: int = 100
-    scenario_package_max_mb: int = 50
-    icon_max_kb: int = 256
+    plugin_package_max_mb: int = PLUGIN_PACKAGE_MAX_MIB
+    scenario_package_max_mb: int = SCENARIO_PACKAGE_MAX_MIB
+    icon_max_kb: int = ICON_MAX_BYTES // KIB
     rate_limit_enabled: bool = True
     rate_limit_login: str = "10/minute"
     rate_limit_write: str = "120/minute"
@@ -61,7 +67,7 @@ class Settings(BaseSettings):
 
     @property
     def icon_max_bytes(self) -> int:
-        return self.icon_max_kb * 1024
+        return self.icon_max_kb * KIB
 
     def secret(self) -> str:
         """The signing key: configured, or created once and kept in the data folder."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from marketplace.rules.limits import ICON_MAX_BYTES, KIB
+
 
 class AppError(Exception):
     """A failure the client should see: HTTP status, stable code, human message."""
@@ -198,7 +200,7 @@ class ScenarioPackageTooLarge(TooLarge):
 
 class IconTooLarge(TooLarge):
     code = "PLUGIN_ICON_TOO_LARGE"
-    message = "Icon is larger than 256 KB"
+    message = f"Icon is larger than {ICON_MAX_BYTES // KIB} KB"
 
 
 class RateLimitExceeded(AppError):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,22 @@ from marketplace.cli.manifest_check import (
     check_mcp_declaration,
     check_plugin_key,
     load_checked_manifest,
+    problem_line,
+    read_manifest,
+    safe_relative,
 )
+from marketplace.rules.findings import Code, Finding
 
 from .conftest import Invoke, base_manifest, make_plugin
 from .fake_api import FakeApi
 
 
-def fields(problems: list[str]) -> list[str]:
-    return [problem.split(":", 1)[0] for problem in problems]
+def fields(problems: list[Finding] | list[str]) -> list[str]:
+    """The path of each finding (or of each printed problem line)."""
+    return [
+        problem.split(":", 1)[0] if isinstance(problem, str) else problem.path
+        for problem in problems
+    ]
 
 
 def test_valid_manifest_has_no_problems(tmp_path: Path) -> None:
@@ -39,15 +48,16 @@ def test_every_problem_is_listed_at_once() -> None:
         "name": "",
     }
     problems = check_manifest(manifest)
+    # The service's checks in the service's order, then the plugin record's.
     assert fields(problems) == [
         "id",
         "version",
-        "main",
         "category",
-        "type",
-        "tags",
+        "main",
         "config[1].key",
         "config[2].key",
+        "type",
+        "tags",
         "name",
         "description",
     ]
@@ -55,7 +65,9 @@ def test_every_problem_is_listed_at_once() -> None:
 
 def test_version_with_build_metadata_is_refused() -> None:
     problems = check_manifest(base_manifest(version="1.0.0+abc"))
-    assert problems == ["version: '1.0.0+abc' has build metadata (+...), which the service refuses"]
+    assert [problem_line(problem) for problem in problems] == [
+        "version: must not carry build metadata (+...)"
+    ]
 
 
 @pytest.mark.parametrize("version", ["1.0", "v1.0.0", "01.0.0", ""])
@@ -100,7 +112,13 @@ def test_main_must_be_present_but_may_be_empty() -> None:
 
 
 def test_mcp_declaration_is_required_for_config_only_and_mcp_type() -> None:
-    assert fields(check_manifest(base_manifest(main=""))) == ["mcp"]
+    # main "" without mcp (or inline code) fits no distribution: the whole manifest is wrong.
+    [config_only] = check_manifest(base_manifest(main=""))
+    assert (config_only.path, problem_line(config_only)) == (
+        "",
+        'manifest.json: needs main "" with an mcp declaration (configuration only), or '
+        "inlineCode / inlineUiCode (inline code), when no package is uploaded",
+    )
     assert fields(check_manifest(base_manifest(type="mcp"))) == ["mcp"]
 
 
@@ -139,9 +157,9 @@ def test_files_named_by_the_manifest_must_exist(tmp_path: Path) -> None:
         contributes={"ui": {"entry": "../ui.js"}},
     )
     assert fields(check_manifest(manifest, directory)) == [
-        "icon",
         "main",
         "contributes.ui.entry",
+        "icon",
     ]
 
 
@@ -149,7 +167,9 @@ def test_icon_name_is_not_a_file_but_a_large_icon_file_is_refused(tmp_path: Path
     directory = make_plugin(tmp_path, files={"icon/icon.png": b"\x89PNG" + b"0" * 256 * 1024})
     assert check_manifest(base_manifest(icon="puzzle"), directory) == []
     problems = check_manifest(base_manifest(icon="icon/icon.png"), directory)
-    assert problems == ["icon: 'icon/icon.png' is larger than 256 KB"]
+    assert [problem_line(problem) for problem in problems] == [
+        "icon: icon/icon.png is 262148 bytes; the limit is 262144"
+    ]
 
 
 def test_version_override_is_checked(tmp_path: Path) -> None:
@@ -183,4 +203,109 @@ def test_unreadable_manifest_is_reported(tmp_path: Path, invoke: Invoke) -> None
     (directory / "manifest.json").write_text("{not json")
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 1
-    assert "not readable JSON" in result.stderr
+    assert "  - manifest.json: is not valid JSON: Expecting property name" in result.stderr
+
+
+# The service's rules, applied before anything is sent
+
+
+def test_main_left_out_of_the_package_is_a_problem(tmp_path: Path) -> None:
+    # node_modules/ is never packed: the service would not find main in the package.
+    directory = make_plugin(
+        tmp_path, main="node_modules/server/index.js", files={"node_modules/server/index.js": "x"}
+    )
+
+    [problem] = check_manifest(read_manifest(directory), directory)
+
+    assert problem_line(problem) == (
+        "main: names node_modules/server/index.js, which is not in the package"
+    )
+
+
+def test_files_reached_through_a_link_inside_the_folder_count_as_packed(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path, files={"icon/big.png": b"\x89PNG" + b"0" * 256 * 1024})
+    (directory / "icon" / "icon.png").symlink_to("big.png")
+
+    [problem] = check_manifest(base_manifest(icon="icon/icon.png"), directory)
+
+    assert (problem.code, problem.path) == (Code.ICON_TOO_LARGE, "icon")
+
+
+def test_icon_given_as_url_is_a_problem() -> None:
+    [problem] = check_manifest(base_manifest(icon="https://tracker.example/p.png"))
+
+    assert problem_line(problem) == (
+        "icon: must be a path inside the package or an icon name, not a URL"
+    )
+
+
+def test_hidden_characters_are_problems_with_their_place() -> None:
+    problems = check_manifest(base_manifest(description="safe\u202etxt", **{"a\u200bb": 1}))
+
+    assert [problem_line(problem) for problem in problems] == [
+        "a\\u200bb: key name contains invisible or bidirectional-control characters (U+200B)",
+        "description: contains invisible or bidirectional-control characters (U+202E)",
+    ]
+
+
+def test_config_only_may_carry_inline_code_instead_of_mcp() -> None:
+    assert check_manifest(base_manifest(main="", inlineCode="export default 1;")) == []
+
+
+def test_blank_mcp_command_and_config_key_are_problems() -> None:
+    manifest = base_manifest(type="mcp", mcp={"command": " "}, config=[{"key": "  "}])
+
+    assert fields(check_manifest(manifest)) == ["mcp.command", "config[0].key"]
+
+
+def test_deeply_nested_manifest_is_reported_not_a_crash(tmp_path: Path, invoke: Invoke) -> None:
+    directory = tmp_path / "deep"
+    directory.mkdir()
+    (directory / "manifest.json").write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+    result = invoke(["publish", str(directory)])
+
+    assert result.exit_code == 1
+    assert "  - manifest.json: is not valid JSON" in result.stderr
+
+
+def test_repeated_json_key_is_a_problem(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path)
+    (directory / "manifest.json").write_text('{"id": "demo-plugin", "id": "other"}')
+
+    with pytest.raises(ManifestInvalid) as caught:
+        read_manifest(directory)
+
+    assert caught.value.problems == ['manifest.json: repeats the key "id"']
+
+
+def test_json_output_carries_every_finding(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path, version="1.0", mcp={"transport": "sse"})
+
+    result = invoke(["publish", str(directory), "--json"])
+
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["details"]["findings"] == [
+        {
+            "code": "version-invalid",
+            "severity": "error",
+            "path": "version",
+            "message": "must be a semver version such as 1.2.3 or 1.2.3-beta.1",
+        },
+        {
+            "code": "mcp-invalid",
+            "severity": "error",
+            "path": "mcp.url",
+            "message": "must be an http(s) URL for transport sse",
+        },
+    ]
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("path", "safe"),
+    [("dist/ui.js", True), ("./a.js", True), ("../a.js", False), ("a:b.js", False), (".", False)],
+)
+def test_safe_relative(path: str, safe: bool) -> None:
+    assert safe_relative(path) is safe

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from marketplace.cli.pack import PackError, collect, pack, sha256_file, total_size
+from marketplace.cli.pack import (
+    PackError,
+    collect,
+    listing,
+    pack,
+    sha256_file,
+    total_size,
+)
 
 from .conftest import Invoke, make_plugin, stdout_json
 from .fake_api import FakeApi
@@ -96,6 +103,25 @@ def test_exclusions_are_left_out_of_the_archive(tmp_path: Path) -> None:
         "manifest.json",
         "notes.tar",
     ]
+
+
+def test_listing_is_what_the_package_would_hold(tmp_path: Path) -> None:
+    directory = make_plugin(
+        tmp_path / "src",
+        files={"node_modules/dep/index.js": "dep", "old.tar.gz": b"old", "lib/a.js": "abc"},
+    )
+    (directory / "alias.js").symlink_to(directory / "lib" / "a.js")
+    (tmp_path / "secret.txt").write_text("secret")
+    # Packing refuses these; the listing leaves them out.
+    (directory / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    (directory / "dangling.js").symlink_to(directory / "missing.js")
+    (directory / "linked-folder").symlink_to(directory / "lib")
+
+    found = listing(directory)
+
+    size = {name: (directory / name).stat().st_size for name in ("manifest.json", "index.js")}
+    assert found.files == {**size, "lib/a.js": 3, "alias.js": 3}
+    assert found.symlinks == {}
 
 
 def test_manifest_override_replaces_manifest_json(tmp_path: Path) -> None:

@@ -225,13 +225,14 @@ def test_packing_is_reproducible_and_gives_the_sha256_the_server_computes(
     assert market.download_package(version["id"]) == one
 
 
-def test_version_rejected_by_automatic_validation_fails_the_publish(
+def test_main_left_out_of_the_package_is_refused_before_anything_is_sent(
     market: Market, tmp_path: Path
 ) -> None:
-    # node_modules/ is never packed, so the service cannot find `main` in the package.
+    # node_modules/ is never packed: the tool checks `main` against the package's files,
+    # as the service would, instead of against the folder.
     folder = write_plugin(
         tmp_path,
-        "auto-rejected",
+        "left-out",
         main="node_modules/server/index.js",
         files={"node_modules/server/index.js": "export {};\n"},
     )
@@ -239,11 +240,30 @@ def test_version_rejected_by_automatic_validation_fails_the_publish(
     result = market.as_admin("publish", str(folder))
 
     assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-2:] == [
+        "error: MANIFEST_INVALID: manifest.json has 1 problem",
+        "  - main: names node_modules/server/index.js, which is not in the package",
+    ]
+    assert market.find_plugin("left-out") is None
+
+
+def test_version_rejected_by_automatic_validation_fails_the_publish(
+    market: Market, tmp_path: Path
+) -> None:
+    # Inline code is read from the files only when publishing, so the local manifest check
+    # cannot see a bidirectional override in it; the service's automatic validation does.
+    folder = write_plugin(
+        tmp_path, "auto-rejected", files={"index.js": "export const role = 'user\u202e';\n"}
+    )
+
+    result = market.as_admin("publish", str(folder), "--direct")
+
+    assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
         "error: VERSION_REJECTED: the service rejected version 1.0.0 on arrival: "
-        "Automatic validation failed: manifest.main names node_modules/server/index.js, "
-        "which is not in the package"
+        "Automatic validation failed: manifest.inlineCode contains invisible or "
+        "bidirectional-control characters (U+202E)"
     )
     [version] = market.versions("auto-rejected")
     assert (version["reviewStatus"], version["isLatest"], version["reviewedBy"]) == (

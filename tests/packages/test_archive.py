@@ -445,6 +445,32 @@ def test_refuses_manifest_with_unstorable_text(body: bytes) -> None:
     assert "NUL or an unpaired surrogate at manifest.a" in refusal(package(body))
 
 
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (b'{"limits": {"max": 100000000000000000000000000000}}', "manifest.limits.max"),
+        (b'{"a": [0, -9223372036854775808]}', "manifest.a[1]"),
+        (b'{"n": 1e400}', "manifest.n"),
+    ],
+)
+def test_refuses_manifest_with_numbers_json_clients_cannot_read(body: bytes, where: str) -> None:
+    # Stored, such a manifest made every response that showed it fail (orjson: 64 bits).
+    assert (
+        refusal(package(body)) == f"manifest.json holds a number out of the 64-bit range at {where}"
+    )
+
+
+def test_accepts_manifest_with_the_largest_64_bit_integers() -> None:
+    body = b'{"a": 9223372036854775807, "b": -9223372036854775807, "c": 1.5e308, "d": true}'
+
+    assert inspect(package(body)).manifest == {
+        "a": 2**63 - 1,
+        "b": -(2**63 - 1),
+        "c": 1.5e308,
+        "d": True,
+    }
+
+
 def test_refuses_manifest_larger_than_its_limit() -> None:
     big = {"id": "demo", "padding": "x" * 2000}
     limits = ArchiveLimits(max_unpacked_bytes=GIB, manifest_max_bytes=1000)

@@ -26,10 +26,14 @@ from marketplace.packages.manifest import (
     distribution_of,
     is_valid_plugin_key,
     is_valid_version,
+    note_line,
     parse_version,
+    refusal,
     validate_mcp,
     version_sort_key,
 )
+from marketplace.rules.content import content_findings
+from marketplace.rules.findings import Code, Finding
 
 CATEGORIES = {"productivity", "ai", "utility"}
 STDIO = {"command": "node", "args": ["server.js"], "env": {"TOKEN": "x"}}
@@ -615,3 +619,73 @@ def test_skips_file_findings_without_an_archive() -> None:
     inline = manifest(main="index.js", icon="icon/icon.png", inlineCode="export {}")
 
     assert deep_findings(inline, None) == []
+
+
+# The service's wording of shared findings
+
+
+def test_refusal_lists_every_problem_of_an_mcp_declaration() -> None:
+    error = failure(
+        PackageInvalid,
+        lambda: check_manifest_shape(manifest(mcp={"command": "", "args": "x", "env": []})),
+    )
+
+    assert error.message == (
+        "manifest.mcp command must be a non-empty string for a stdio server; "
+        "args must be a list of strings; env must map names to strings"
+    )
+
+
+def test_refusal_names_the_field_for_validation_failures() -> None:
+    findings = [Finding.error(Code.WRONG_TYPE, "config", "must be a list of objects")]
+
+    error = refusal(findings, ValidationFailed)
+
+    assert error.details == {
+        "fields": [{"field": "manifest.config", "message": "must be a list of objects"}]
+    }
+
+
+def test_refusal_of_an_invalid_version_names_the_request_field() -> None:
+    error = refusal([Finding.error(Code.VERSION_INVALID, "version", "must be ...")])
+
+    assert (error.code, error.details["fields"][0]["field"]) == ("VALIDATION_FAILED", "version")
+
+
+def test_refusal_does_not_word_an_unknown_category() -> None:
+    with pytest.raises(ValueError, match="category itself"):
+        refusal([Finding.error(Code.CATEGORY_UNKNOWN, "category", "x")])
+
+
+@pytest.mark.parametrize(
+    ("finding", "line"),
+    [
+        (
+            Finding.error(Code.FILE_MISSING, "main", "names a.js, ..."),
+            "manifest.main names a.js, ...",
+        ),
+        (
+            Finding.error(Code.FILE_MISSING, "contributes.ui.entry", "names ui.js, ..."),
+            "contributes.ui.entry names ui.js, ...",
+        ),
+        (Finding.error(Code.CONFIG_KEY_MISSING, "config[3].key", "..."), "config[3] has no key"),
+        (
+            Finding.error(Code.DISTRIBUTION_NONE, "", "needs main ..."),
+            "manifest needs main ...",
+        ),
+        (
+            Finding.error(Code.MANIFEST_NOT_JSON, "", "is not valid JSON"),
+            "manifest.json is not valid JSON",
+        ),
+    ],
+)
+def test_note_line_words_findings_as_review_notes_always_did(finding: Finding, line: str) -> None:
+    assert note_line(finding) == line
+
+
+def test_deep_findings_are_the_shared_content_findings_in_words() -> None:
+    bad = manifest(main="missing.js", config=[{}], description="a\u202eb")
+
+    assert deep_findings(bad, archive()) == [
+        note_line(finding) for finding in content_findings(bad, archive())
+    ]

@@ -94,6 +94,23 @@ async def test_manifest_with_huge_integer_is_kept_or_refused_not_500(
         assert response.json()["data"]["manifest"]["limits"] == {"max": 10**30}
 
 
+async def test_uploaded_manifest_with_huge_integer_is_400_not_500(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await tool_plugin(client, dev)
+    data = tool_package(plugin["pluginKey"], "1.0.0", limits={"max": 10**30})
+
+    response = await upload(client, dev, plugin, data)
+
+    error = err(response, 400, "PLUGIN_PACKAGE_INVALID")
+    assert error["message"] == (
+        "manifest.json holds a number out of the 64-bit range at manifest.limits.max"
+    )
+    listed = await client.get(f"{DEV}/{plugin['id']}", headers=dev.headers)
+    assert ok(listed, 200)["versions"] == []
+
+
 @pytest.mark.parametrize("constant", ["Infinity", "NaN"])
 async def test_manifest_with_non_json_constant_is_400(
     client: httpx.AsyncClient, factory: Factory, constant: str

@@ -15,7 +15,7 @@ from marketplace.errors import EmailExists, InvalidState, Unauthorized, UserNotF
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
-from marketplace.packages.text import has_forbidden_chars
+from marketplace.rules.text import has_forbidden_chars
 
 
 @dataclass(frozen=True)

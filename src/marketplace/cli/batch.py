@@ -7,7 +7,6 @@ When a remote plugin's type differs from its manifest, it is deleted and recreat
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from marketplace.cli.config import resolve_credentials
 from marketplace.cli.context import get_runtime
 from marketplace.cli.errors import CliError
 from marketplace.cli.groups import open_group
-from marketplace.cli.manifest_check import MANIFEST_FILE
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
 from marketplace.cli.publish import (
@@ -32,6 +30,8 @@ from marketplace.cli.publish import (
     Publisher,
     PublishOptions,
 )
+from marketplace.rules.manifest import UnreadableManifest, load_manifest
+from marketplace.rules.vocabulary import MANIFEST_NAME
 
 STATUS_STYLES = {PUBLISHED: "green", SKIPPED: "cyan", PLANNED: "blue", FAILED: "red"}
 
@@ -48,17 +48,17 @@ class Candidate:
 def _declared_id(folder: Path) -> str:
     """The manifest id when readable, else the folder name (the manifest is checked later)."""
     try:
-        document = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = load_manifest((folder / MANIFEST_NAME).read_bytes())
+    except (OSError, UnreadableManifest):
         return folder.name
-    value = document.get("id") if isinstance(document, dict) else None
+    value = document.get("id")
     return value if isinstance(value, str) and value else folder.name
 
 
 def discover(root: Path) -> list[Candidate]:
     """Every direct subfolder of `root` holding a manifest.json, sorted by name."""
     folders = sorted(
-        child for child in root.iterdir() if child.is_dir() and (child / MANIFEST_FILE).is_file()
+        child for child in root.iterdir() if child.is_dir() and (child / MANIFEST_NAME).is_file()
     )
     return [Candidate(folder, _declared_id(folder)) for folder in folders]
 

@@ -33,14 +33,15 @@ class CliError(Exception):
 class ManifestInvalid(CliError):
     """manifest.json has problems; all of them are listed at once."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(
+        self, problems: list[str], *, findings: list[dict[str, str]] | None = None
+    ) -> None:
         count = len(problems)
         noun = "problem" if count == 1 else "problems"
-        super().__init__(
-            "MANIFEST_INVALID",
-            f"manifest.json has {count} {noun}",
-            details={"problems": problems},
-        )
+        details: dict[str, Any] = {"problems": problems}
+        if findings is not None:
+            details["findings"] = findings  # {code, severity, path, message}, for --json
+        super().__init__("MANIFEST_INVALID", f"manifest.json has {count} {noun}", details=details)
         self.problems = problems
 
     def one_line(self) -> str:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from marketplace.cli.api import ApiClient, ApiError, expect_list, expect_object, expect_str
-from marketplace.cli.manifest_check import ICON_TYPES, PLATFORMS, PluginManifest
+from marketplace.cli.manifest_check import PluginManifest
 from marketplace.cli.upload import ProgressFile
+from marketplace.rules.vocabulary import ICON_MEDIA_TYPES, PLATFORMS
 
 ADMIN_ROLES = frozenset({"ADMIN", "SUPER_ADMIN"})
 PACKAGE_TYPE = "application/gzip"
@@ -159,7 +160,7 @@ class PluginGroup(ABC):
         return self.api.post(f"{self.prefix}/{plugin_id}/create-version", json=body)
 
     def upload_icon(self, plugin_id: str, icon: Path) -> None:
-        content_type = ICON_TYPES.get(icon.suffix.lower(), "application/octet-stream")
+        content_type = ICON_MEDIA_TYPES.get(icon.suffix.lower(), "application/octet-stream")
         with icon.open("rb") as handle:
             files = {"file": (icon.name, handle, content_type)}
             self.api.post(f"{self.prefix}/{plugin_id}/icon", files=files)

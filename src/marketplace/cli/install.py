@@ -27,10 +27,10 @@ from marketplace.cli.config import plugins_dir, resolve_credentials
 from marketplace.cli.context import Runtime, get_runtime
 from marketplace.cli.errors import CliError
 from marketplace.cli.manifest_check import (
-    MANIFEST_FILE,
     check_mcp_declaration,
     check_plugin_key,
     check_version,
+    problem_line,
     safe_relative,
     ui_entry,
 )
@@ -38,10 +38,13 @@ from marketplace.cli.mcp_client import McpError, McpServerInfo, probe_stdio
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
 from marketplace.cli.registry import register_plugin, registry_path, server_entry
+from marketplace.rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES, GIB
+from marketplace.rules.manifest import UnreadableManifest, load_manifest
+from marketplace.rules.vocabulary import MANIFEST_NAME
 
-MAX_MEMBERS = 10_000
-MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
-MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024  # when the service does not announce a size
+MAX_MEMBERS = ARCHIVE_MAX_MEMBERS
+MAX_UNPACKED_BYTES = ARCHIVE_MAX_UNPACKED_BYTES
+MAX_DOWNLOAD_BYTES = GIB  # when the service does not announce a size
 DEFAULT_MAIN = "index.js"
 DEFAULT_UI_ENTRY = "ui.js"
 MASK = "********"
@@ -165,7 +168,8 @@ def unpack_safely(archive: Path, target: Path) -> Path:
                 if len(members) > MAX_MEMBERS:
                     raise CliError("PACKAGE_INVALID", f"more than {MAX_MEMBERS} members")
                 if unpacked > MAX_UNPACKED_BYTES:
-                    raise CliError("PACKAGE_INVALID", "unpacked size is over 1 GiB")
+                    too_big = f"unpacked size is over {MAX_UNPACKED_BYTES // GIB} GiB"
+                    raise CliError("PACKAGE_INVALID", too_big)
             tar.extractall(target, members=members, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise CliError("PACKAGE_INVALID", f"cannot unpack the package: {exc}") from exc
@@ -174,10 +178,10 @@ def unpack_safely(archive: Path, target: Path) -> Path:
 
 def content_root(folder: Path) -> Path:
     """`folder`, or its only subfolder when the package wraps everything in one folder."""
-    if (folder / MANIFEST_FILE).is_file():
+    if (folder / MANIFEST_NAME).is_file():
         return folder
     children = list(folder.iterdir())
-    if len(children) == 1 and children[0].is_dir() and (children[0] / MANIFEST_FILE).is_file():
+    if len(children) == 1 and children[0].is_dir() and (children[0] / MANIFEST_NAME).is_file():
         return children[0]
     raise CliError("PACKAGE_INVALID", "the package has no manifest.json")
 
@@ -206,7 +210,7 @@ def download_tarball(
 
 
 def _write_text(folder: Path, name: str, text: str) -> None:
-    if not safe_relative(name) or name == MANIFEST_FILE:
+    if not safe_relative(name) or name == MANIFEST_NAME:
         raise CliError("PACKAGE_INVALID", f"refusing to write {name!r}")
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -215,7 +219,7 @@ def _write_text(folder: Path, name: str, text: str) -> None:
 
 def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
     text = json.dumps(manifest, ensure_ascii=False, indent=2) + "\n"
-    (folder / MANIFEST_FILE).write_text(text, encoding="utf-8")
+    (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 
 def restore_inline(folder: Path, manifest: Mapping[str, Any]) -> None:
@@ -260,18 +264,18 @@ def read_installed_manifest(
     content: Path, plugin_key: str, requested: str | None
 ) -> dict[str, Any]:
     try:
-        manifest = json.loads((content / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CliError("PACKAGE_INVALID", f"manifest.json is not readable JSON: {exc}") from exc
-    if not isinstance(manifest, dict):
-        raise CliError("PACKAGE_INVALID", "manifest.json is not a JSON object")
+        manifest = load_manifest((content / MANIFEST_NAME).read_bytes())
+    except OSError as exc:
+        raise CliError("PACKAGE_INVALID", f"{MANIFEST_NAME} is not readable: {exc}") from exc
+    except UnreadableManifest as exc:
+        raise CliError("PACKAGE_INVALID", f"{MANIFEST_NAME} {exc.finding.message}") from exc
     if manifest.get("id") != plugin_key:
         raise CliError(
             "PACKAGE_INVALID", f"manifest id {manifest.get('id')!r} is not {plugin_key!r}"
         )
     problems = check_version(manifest.get("version"))
     if problems:
-        raise CliError("PACKAGE_INVALID", f"manifest {problems[0]}")
+        raise CliError("PACKAGE_INVALID", f"manifest {problem_line(problems[0])}")
     if requested is not None and manifest["version"] != requested:
         raise CliError(
             "PACKAGE_INVALID", f"asked for {requested}, the package is {manifest['version']}"
@@ -386,7 +390,7 @@ def _check_request(request: InstallRequest) -> None:
     if request.version is not None:
         problems += check_version(request.version, "--version")
     if problems:
-        raise CliError("BAD_OPTION", "; ".join(problems))
+        raise CliError("BAD_OPTION", "; ".join(problem_line(problem) for problem in problems))
 
 
 def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest) -> Unpacked:
@@ -418,7 +422,8 @@ def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] |
         return None
     problems = check_mcp_declaration(unpacked.manifest["mcp"])
     if problems:
-        notes.append("MCP declaration not registered: " + "; ".join(problems))
+        lines = "; ".join(problem_line(problem) for problem in problems)
+        notes.append(f"MCP declaration not registered: {lines}")
         return None
     return server_entry(unpacked.manifest["mcp"], unpacked.config, unpacked.path)
 

@@ -14,13 +14,14 @@ import os
 import stat
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from marketplace.cli.errors import CliError
-from marketplace.cli.manifest_check import MANIFEST_FILE
+from marketplace.rules.content import Listing
+from marketplace.rules.vocabulary import MANIFEST_NAME
 
 EXCLUDED_DIRS = frozenset({"node_modules", ".git"})
 EXCLUDED_FILES = frozenset({".DS_Store", ".git"})  # .git is a file in git worktrees
@@ -71,9 +72,8 @@ def _entry(root: Path, path: Path) -> PackEntry:
     return PackEntry(arcname, source, info.st_size, executable)
 
 
-def collect(root: Path) -> list[PackEntry]:
-    """The files to pack, sorted by archive name, exclusions applied."""
-    entries: list[PackEntry] = []
+def _walk(root: Path) -> Iterator[tuple[str, Path, bool]]:
+    """(archive name, path, whether it is a link to a folder) of everything not excluded."""
     for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         kept: list[str] = []
@@ -82,17 +82,41 @@ def collect(root: Path) -> list[PackEntry]:
             if is_excluded(relative, is_dir=True):
                 continue
             if (current / name).is_symlink():
-                raise PackError(f"{relative}: symbolic links to folders are not packed")
+                yield relative.as_posix(), current / name, True
+                continue
             kept.append(name)
         dirnames[:] = kept
         for name in filenames:
             relative = PurePosixPath((current / name).relative_to(root).as_posix())
             if not is_excluded(relative, is_dir=False):
-                entries.append(_entry(root, current / name))
+                yield relative.as_posix(), current / name, False
+
+
+def collect(root: Path) -> list[PackEntry]:
+    """The files to pack, sorted by archive name, exclusions applied."""
+    entries: list[PackEntry] = []
+    for arcname, path, folder_link in _walk(root):
+        if folder_link:
+            raise PackError(f"{arcname}: symbolic links to folders are not packed")
+        entries.append(_entry(root, path))
     entries.sort(key=lambda entry: entry.arcname)
-    if MANIFEST_FILE not in {entry.arcname for entry in entries}:
-        raise PackError(f"{root}: no {MANIFEST_FILE} at the top of the folder")
+    if MANIFEST_NAME not in {entry.arcname for entry in entries}:
+        raise PackError(f"{root}: no {MANIFEST_NAME} at the top of the folder")
     return entries
+
+
+def listing(root: Path) -> Listing:
+    """The files a package of `root` would hold, with their sizes, to check a manifest
+    against before packing. What cannot be packed is left out; packing refuses it."""
+    files: dict[str, int] = {}
+    for arcname, path, folder_link in _walk(root):
+        if folder_link:
+            continue
+        try:
+            files[arcname] = _entry(root, path).size
+        except (PackError, OSError):
+            continue
+    return Listing(files=files)
 
 
 def _tarinfo(arcname: str, size: int, executable: bool) -> tarfile.TarInfo:
@@ -139,7 +163,7 @@ def _write_archive(
 ) -> None:
     counter = [0]
     for entry in entries:
-        if entry.arcname == MANIFEST_FILE and manifest_override is not None:
+        if entry.arcname == MANIFEST_NAME and manifest_override is not None:
             info = _tarinfo(entry.arcname, len(manifest_override), False)
             handle.addfile(info, io.BytesIO(manifest_override))
             continue

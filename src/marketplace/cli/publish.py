@@ -29,6 +29,7 @@ from marketplace.cli.manifest_check import (
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
 from marketplace.cli.pack import PackResult, collect, pack, total_size
+from marketplace.rules.limits import KIB, MIB
 
 VERSION_EXISTS = "PLUGIN_VERSION_EXISTS"
 PUBLISHED, SKIPPED, FAILED, PLANNED, PACKED = "published", "skipped", "failed", "planned", "packed"
@@ -134,11 +135,11 @@ def refuse_rejected(created: Any, version: str) -> None:
 
 
 def format_size(size: int) -> str:
-    if size < 1024:
+    if size < KIB:
         return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1024 * 1024):.1f} MiB"
+    if size < MIB:
+        return f"{size / KIB:.1f} KiB"
+    return f"{size / MIB:.1f} MiB"
 
 
 class Publisher:

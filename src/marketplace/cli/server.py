@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
-from marketplace.config import get_settings
 from marketplace.roles import Role
+
+# The server's modules (settings, database, storage) are imported inside the commands:
+# the client commands must start without the server's dependencies.
 
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 user_app = typer.Typer(help="Account administration.", no_args_is_help=True)
@@ -30,6 +32,7 @@ def serve(
     """Run the API. On the embedded default (SQLite) the database is created and migrated."""
     import uvicorn
 
+    from marketplace.config import get_settings
     from marketplace.migrate import upgrade
 
     settings = get_settings()
@@ -54,6 +57,7 @@ def db_upgrade(
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
     """Apply Alembic migrations to the configured database."""
+    from marketplace.config import get_settings
     from marketplace.migrate import upgrade
 
     upgrade(get_settings().database_url, revision)
@@ -71,6 +75,7 @@ def user_create(
     ] = False,
 ) -> None:
     """Create an account (the only way to make the first SUPER_ADMIN)."""
+    from marketplace.config import get_settings
     from marketplace.migrate import upgrade
 
     settings = get_settings()
@@ -89,6 +94,7 @@ async def _create_user(email: str, password: str, name: str, role: Role, verifie
 
     from marketplace.accounts import service
     from marketplace.accounts.schemas import RegisterIn
+    from marketplace.config import get_settings
     from marketplace.db import make_engine, make_sessionmaker
     from marketplace.models import DeveloperProfile, IdentityStatus
 
@@ -128,6 +134,7 @@ def storage_gc(
 
 
 async def _storage_gc(min_age: int, dry_run: bool) -> list[str]:
+    from marketplace.config import get_settings
     from marketplace.db import make_engine, make_sessionmaker
     from marketplace.publishing.blobs import referenced_blob_keys
     from marketplace.storage.factory import make_blob_store

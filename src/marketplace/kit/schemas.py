@@ -16,7 +16,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from marketplace.kit.text import has_forbidden_chars
+from marketplace.rules.text import has_forbidden_chars
 
 T = TypeVar("T")
 

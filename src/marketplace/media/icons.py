@@ -16,8 +16,9 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
 from marketplace.errors import IconInvalid, IconTooLarge
+from marketplace.rules.limits import ICON_MAX_BYTES, KIB
 
-ICON_MAX_BYTES = 256 * 1024
+__all__ = ["ICON_MAX_BYTES", "icon_data_url"]
 SVG_NS = "http://www.w3.org/2000/svg"
 
 # Elements that run script, embed other documents or pull in foreign markup.
@@ -71,7 +72,7 @@ def icon_data_url(data: bytes, *, max_bytes: int = ICON_MAX_BYTES) -> str:
     """
     if len(data) > max_bytes:
         raise IconTooLarge(
-            f"Icon is larger than {max_bytes // 1024} KB", details={"maxBytes": max_bytes}
+            f"Icon is larger than {max_bytes // KIB} KB", details={"maxBytes": max_bytes}
         )
     media_type = _raster_type(data) or _svg_type(data)
     return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"

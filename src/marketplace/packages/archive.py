@@ -8,7 +8,6 @@ limits are enforced before the bytes they guard are inflated.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shutil
@@ -20,13 +19,33 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
 from marketplace.errors import Refused
-from marketplace.packages.text import display, iter_strings
+from marketplace.rules import manifest as manifest_rules
+from marketplace.rules.limits import (
+    ARCHIVE_MAX_MEMBERS,
+    ARCHIVE_MAX_UNPACKED_BYTES,
+    GIB,
+    KIB,
+    MANIFEST_MAX_BYTES,
+    MIB,
+    SYMLINK_HOPS_MAX,
+    UNPACKED_PER_PACKAGE_BYTES,
+)
+from marketplace.rules.text import display
+from marketplace.rules.vocabulary import MANIFEST_NAME
 
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
-
-MANIFEST_NAME = "manifest.json"
+__all__ = [
+    "GIB",
+    "KIB",
+    "MANIFEST_NAME",
+    "MIB",
+    "ArchiveError",
+    "ArchiveInfo",
+    "ArchiveLimits",
+    "Readable",
+    "inspect_archive",
+    "load_manifest",
+    "safe_extract",
+]
 
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container only, CRC and length verified
 # Inflated bytes are produced, and tarfile reads, at most this many at a time. zlib and
@@ -54,7 +73,6 @@ _END_OF_ARCHIVE: tuple[type[Exception], ...] = (
     tarfile.EmptyHeaderError,  # type: ignore[attr-defined]
 )
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_MAX_LINK_HOPS = 40  # as the kernel's ELOOP limit
 
 
 class Readable(Protocol):
@@ -68,17 +86,18 @@ class ArchiveError(Refused):
 @dataclass(frozen=True)
 class ArchiveLimits:
     max_unpacked_bytes: int
-    max_members: int = 10_000
+    max_members: int = ARCHIVE_MAX_MEMBERS
     # Inflated bytes may not exceed max_ratio x compressed bytes + ratio_slack_bytes;
     # the slack lets small, very compressible packages through.
     max_ratio: int = 200
     ratio_slack_bytes: int = 16 * MIB
-    manifest_max_bytes: int = MIB
+    manifest_max_bytes: int = MANIFEST_MAX_BYTES
 
     @classmethod
     def for_package(cls, max_package_bytes: int) -> Self:
         """The contract's rule: unpacked at most 10x the upload limit and at most 1 GiB."""
-        return cls(max_unpacked_bytes=min(10 * max_package_bytes, GIB))
+        unpacked = UNPACKED_PER_PACKAGE_BYTES * max_package_bytes
+        return cls(max_unpacked_bytes=min(unpacked, ARCHIVE_MAX_UNPACKED_BYTES))
 
     @property
     def max_stream_bytes(self) -> int:
@@ -124,30 +143,11 @@ def inspect_archive(
 
 
 def load_manifest(raw: bytes) -> dict[str, Any]:
-    """Parse manifest.json bytes: strict UTF-8 JSON object, no repeated keys."""
+    """Parse manifest.json bytes: strict UTF-8 JSON object, no repeated keys, storable."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ArchiveError("manifest.json is not valid UTF-8") from None
-    try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constants)
-    except _RepeatedKeyError as exc:
-        raise ArchiveError(f'manifest.json repeats the key "{display(exc.key)}"') from None
-    except json.JSONDecodeError as exc:
-        raise ArchiveError(
-            f"manifest.json is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
-    except (ValueError, RecursionError):
-        raise ArchiveError("manifest.json is not valid JSON") from None
-    if not isinstance(value, dict):
-        raise ArchiveError("manifest.json must contain a JSON object")
-    for where, string in iter_strings(value):
-        # PostgreSQL JSON refuses NUL and no UTF-8 store holds an unpaired surrogate.
-        if "\x00" in string or _has_surrogate(string):
-            raise ArchiveError(
-                f"manifest.json holds a NUL or an unpaired surrogate at {display(where)}"
-            )
-    return value
+        return manifest_rules.load_manifest(raw)
+    except manifest_rules.UnreadableManifest as exc:
+        raise ArchiveError(f"{MANIFEST_NAME} {exc.finding.message}") from None
 
 
 def safe_extract(archive_path: Path, dest: Path, limits: ArchiveLimits | None = None) -> Path:
@@ -524,7 +524,7 @@ def _escapes(path: str, symlinks: dict[str, str]) -> bool:
             resolved.append(part)
             continue
         hops += 1
-        if hops > _MAX_LINK_HOPS or target.startswith("/"):
+        if hops > SYMLINK_HOPS_MAX or target.startswith("/"):
             return True
         pending = target.replace("\\", "/").split("/") + pending
     return False
@@ -532,30 +532,3 @@ def _escapes(path: str, symlinks: dict[str, str]) -> bool:
 
 def _could_be_manifest(name: str) -> bool:
     return name == MANIFEST_NAME or (name.count("/") == 1 and name.endswith("/" + MANIFEST_NAME))
-
-
-class _RepeatedKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _RepeatedKeyError(key)
-        result[key] = value
-    return result
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False

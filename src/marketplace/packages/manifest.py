@@ -1,91 +1,61 @@
-"""Manifest rules (contract section 4 "Manifest") and the automatic-validation findings.
+"""The service's side of the manifest rules: `marketplace.rules` findings turned into the
+service's errors (refusals) and review-note lines (automatic validation).
 
 The structural checks are separate steps so that a caller can run its own between them,
 in the contract's order: check_manifest_identity (id, version, semver), then the
 caller's "version is new" lookup, then check_manifest_category, then check_manifest_shape.
+Each raises on the first finding of its step, in the words the API has always used.
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
-from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from collections.abc import Collection, Mapping, Sequence
+from itertools import takewhile
+from typing import Any
 
 import semver
 
 from marketplace.errors import AppError, InvalidCategory, PackageInvalid, ValidationFailed
-from marketplace.packages.archive import KIB, ArchiveInfo
-from marketplace.packages.text import display, forbidden_chars, iter_strings
-from marketplace.packages.text import has_forbidden_chars as has_forbidden_chars
+from marketplace.packages.archive import ArchiveInfo
+from marketplace.rules import manifest as rules
+from marketplace.rules.content import content_findings
+from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding
+from marketplace.rules.limits import (
+    ICON_MAX_BYTES,
+    PLUGIN_KEY_MAX_LENGTH,
+    PLUGIN_KEY_MIN_LENGTH,
+    VERSION_MAX_LENGTH,
+)
+from marketplace.rules.manifest import is_valid_plugin_key
+from marketplace.rules.text import display, has_forbidden_chars
+from marketplace.rules.versions import is_valid_version, parse_version, version_sort_key
+from marketplace.rules.vocabulary import MANIFEST_NAME, MCP_TRANSPORTS, UI_PERMISSION, Distribution
 
-Distribution = Literal["tarball", "config_only", "inline"]
-
-PLUGIN_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
-PLUGIN_KEY_MIN_LENGTH = 3
-PLUGIN_KEY_MAX_LENGTH = 64
-VERSION_MAX_LENGTH = 128
-ICON_MAX_BYTES = 256 * KIB
-UI_PERMISSION = "ui.render"
-MCP_TRANSPORTS = ("stdio", "sse", "streamable-http")
-
-# A pluginKey shaped like a UUID would be ambiguous in paths that accept an id or a key.
-_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_EXTENSION_RE = re.compile(r"\.[A-Za-z0-9]+$")
-_MAX_TEXT_FINDINGS = 20
-_MAX_LINK_HOPS = 40
-
-# Optional manifest keys the service reads, with the JSON type each must have.
-_OPTIONAL_TYPES: dict[str, tuple[type, str]] = {
-    "name": (str, "a string"),
-    "description": (str, "a string"),
-    "type": (str, "a string"),
-    "icon": (str, "a string"),
-    "permissions": (list, "a list of strings"),
-    "contributes": (dict, "an object"),
-    "config": (list, "a list of objects"),
-    "mcp": (dict, "an object"),
-    "autoConnect": (bool, "true or false"),
-    "inlineCode": (str, "a string"),
-    "inlineUiCode": (str, "a string"),
-}
-
-
-def is_valid_plugin_key(key: object) -> bool:
-    """pluginKey (and manifest id) rule: ^[a-z][a-z0-9-]*$, 3-64 characters, not a UUID."""
-    return (
-        isinstance(key, str)
-        and PLUGIN_KEY_MIN_LENGTH <= len(key) <= PLUGIN_KEY_MAX_LENGTH
-        and PLUGIN_KEY_RE.fullmatch(key) is not None
-        and _UUID_RE.fullmatch(key) is None
-    )
-
-
-def parse_version(text: str) -> semver.Version:
-    """A semver 2.0 version without build metadata; ValueError says what is wrong."""
-    if len(text) > VERSION_MAX_LENGTH:
-        raise ValueError(f"must be at most {VERSION_MAX_LENGTH} characters")
-    try:
-        version = semver.Version.parse(text)
-    except (ValueError, TypeError):
-        raise ValueError("must be a semver version such as 1.2.3 or 1.2.3-beta.1") from None
-    if version.build is not None:
-        raise ValueError("must not carry build metadata (+...)")
-    if str(version) != text:  # only the canonical ASCII spelling is stored
-        raise ValueError("must be a semver version such as 1.2.3 or 1.2.3-beta.1")
-    return version
-
-
-def is_valid_version(text: object) -> bool:
-    try:
-        return isinstance(text, str) and parse_version(text) is not None
-    except ValueError:
-        return False
-
-
-def version_sort_key(text: str) -> semver.Version:
-    """Sort key for "newest" = highest semver precedence (1.0.0-alpha.10 > 1.0.0-alpha.9)."""
-    return semver.Version.parse(text)
+# Importers of this module (plugins, scenarios, review) keep these names.
+__all__ = [
+    "ICON_MAX_BYTES",
+    "MCP_TRANSPORTS",
+    "PLUGIN_KEY_MAX_LENGTH",
+    "PLUGIN_KEY_MIN_LENGTH",
+    "UI_PERMISSION",
+    "VERSION_MAX_LENGTH",
+    "Distribution",
+    "check_manifest_category",
+    "check_manifest_identity",
+    "check_manifest_shape",
+    "check_package_manifest",
+    "check_version",
+    "deep_findings",
+    "distribution_of",
+    "has_forbidden_chars",
+    "is_valid_plugin_key",
+    "is_valid_version",
+    "note_line",
+    "parse_version",
+    "refusal",
+    "validate_mcp",
+    "version_sort_key",
+]
 
 
 def check_version(version: str, *, field: str = "version") -> semver.Version:
@@ -104,13 +74,10 @@ def check_manifest_identity(
     error: type[AppError] = PackageInvalid,
 ) -> semver.Version:
     """manifest.id == pluginKey (case-sensitive), manifest.version == version, semver valid."""
-    manifest_id = _required_string(manifest, "id", error)
-    if manifest_id != plugin_key:
-        raise error("manifest.id does not match plugin.pluginKey")
-    manifest_version = _required_string(manifest, "version", error)
-    if manifest_version != version:
-        raise error("manifest.version does not match requested version")
-    return check_version(version)
+    findings = rules.identity_findings(manifest, plugin_key=plugin_key, version=version)
+    if findings:
+        raise refusal(findings, error)
+    return parse_version(version)
 
 
 def check_manifest_category(
@@ -120,9 +87,12 @@ def check_manifest_category(
     error: type[AppError] = PackageInvalid,
 ) -> str:
     """manifest.category present and in the category table (PLUGIN_INVALID_CATEGORY)."""
-    category = _required_string(manifest, "category", error)
-    if category not in categories:
-        raise InvalidCategory(category)
+    findings = rules.category_findings(manifest, categories=categories)
+    if findings and findings[0].code is Code.CATEGORY_UNKNOWN:
+        raise InvalidCategory(manifest["category"])
+    if findings:
+        raise refusal(findings, error)
+    category: str = manifest["category"]
     return category
 
 
@@ -133,21 +103,9 @@ def check_manifest_shape(
     error: type[AppError] = PackageInvalid,
 ) -> None:
     """main present ("" allowed); optional keys of the right JSON type; mcp declaration valid."""
-    if "main" not in manifest:
-        raise _fail(error, "manifest.main", 'is required ("" for a configuration-only plugin)')
-    if not isinstance(manifest["main"], str):
-        raise _fail(error, "manifest.main", "must be a string")
-    for key, (kind, described) in _OPTIONAL_TYPES.items():
-        if key in manifest and not isinstance(manifest[key], kind):
-            raise _fail(error, f"manifest.{key}", f"must be {described}")
-    if not all(isinstance(item, str) for item in manifest.get("permissions", [])):
-        raise _fail(error, "manifest.permissions", "must be a list of strings")
-    if "mcp" in manifest:
-        problems = validate_mcp(manifest["mcp"])
-        if problems:
-            raise _fail(error, "manifest.mcp", "; ".join(problems))
-    elif (plugin_type or manifest.get("type")) == "mcp":
-        raise _fail(error, "manifest.mcp", "is required for a plugin of type mcp")
+    findings = rules.shape_findings(manifest, plugin_type=plugin_type)
+    if findings:
+        raise refusal(findings, error)
 
 
 def check_package_manifest(
@@ -167,17 +125,7 @@ def check_package_manifest(
 
 def validate_mcp(declaration: object) -> list[str]:
     """Problems with an mcp declaration (stdio command or remote url); [] when valid."""
-    if not isinstance(declaration, dict):
-        return ["must be an object"]
-    transport = declaration.get("transport", "stdio")
-    if transport == "stdio":
-        return _stdio_problems(declaration)
-    if transport in MCP_TRANSPORTS:
-        url = declaration.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            return [f"url must be an http(s) URL for transport {transport}"]
-        return []
-    return ['transport must be "stdio", "sse" or "streamable-http"']
+    return [_mcp_problem(finding) for finding in rules.mcp_findings(declaration)]
 
 
 def distribution_of(
@@ -188,22 +136,14 @@ def distribution_of(
 ) -> Distribution:
     """Seed 2.4: tarball when main is non-empty and a package came; config_only when main is
     "" and a valid mcp is declared; inline when inlineCode or inlineUiCode is present."""
-    main = manifest.get("main")
-    if has_package and isinstance(main, str) and main:
-        return "tarball"
-    if main == "" and "mcp" in manifest:
+    distribution = rules.distribution_of(manifest, has_package=has_package)
+    if distribution == "config_only":
         problems = validate_mcp(manifest["mcp"])
         if problems:
             raise _fail(error, "manifest.mcp", "; ".join(problems))
-        return "config_only"
-    if "inlineCode" in manifest or "inlineUiCode" in manifest:
-        return "inline"
-    raise _fail(
-        error,
-        "manifest",
-        'needs main "" with an mcp declaration (configuration only), or inlineCode / '
-        "inlineUiCode (inline code)" + ("" if has_package else ", when no package is uploaded"),
-    )
+    if distribution is None:
+        raise refusal(rules.distribution_findings(manifest, has_package=has_package), error)
+    return distribution
 
 
 def deep_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list[str]:
@@ -212,149 +152,80 @@ def deep_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list
     info is the archive of a tarball version; None for config_only and inline versions,
     where only the manifest-level findings apply.
     """
-    return [
-        *_main_findings(manifest, info),
-        *_ui_findings(manifest, info),
-        *_icon_findings(manifest, info),
-        *_config_findings(manifest),
-        *_text_findings(manifest, info),
-    ]
+    return [note_line(finding) for finding in content_findings(manifest, info)]
 
 
-def _main_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list[str]:
-    main = manifest.get("main")
-    if info is None or not isinstance(main, str) or not main:
-        return []
-    missing = _missing_file("manifest.main", main, info)
-    return [missing] if missing else []
+# ---------- findings in the service's words ----------
+
+# Review notes name these places without the "manifest." prefix.
+_BARE_PLACES = ("contributes.", "permissions", "config[")
+_DOCUMENT_CODES = frozenset(
+    {
+        Code.MANIFEST_NOT_UTF8,
+        Code.MANIFEST_NOT_JSON,
+        Code.MANIFEST_REPEATED_KEY,
+        Code.MANIFEST_NOT_OBJECT,
+        Code.MANIFEST_UNSTORABLE_TEXT,
+        Code.MANIFEST_UNSAFE_NUMBER,
+    }
+)
 
 
-def _ui_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list[str]:
-    contributes = manifest.get("contributes")
-    ui = contributes.get("ui") if isinstance(contributes, dict) else None
-    has_ui = ui is not None or "inlineUiCode" in manifest
-    findings: list[str] = []
-    entry = ui.get("entry") if isinstance(ui, dict) else None
-    if ui is not None and (not isinstance(entry, str) or not entry):
-        findings.append("contributes.ui.entry must name the UI bundle file")
-    elif isinstance(entry, str) and info is not None:
-        missing = _missing_file("contributes.ui.entry", entry, info)
-        findings += [missing] if missing else []
-    permissions = manifest.get("permissions")
-    if has_ui and not (isinstance(permissions, list) and UI_PERMISSION in permissions):
-        findings.append(f'permissions must include "{UI_PERMISSION}" for a UI extension')
-    return findings
+def refusal(findings: Sequence[Finding], error: type[AppError] = PackageInvalid) -> AppError:
+    """The error the service answers for the first of a structural step's findings.
+
+    An invalid requested version is VALIDATION_FAILED naming the form field `version`;
+    the seed's mismatch messages stand alone; an invalid mcp declaration is one refusal
+    listing each of its problems (the findings that follow it, of the same kind).
+    """
+    first = findings[0]
+    match first.code:
+        case Code.VERSION_INVALID:
+            return ValidationFailed.field("version", first.message)
+        case Code.ID_MISMATCH | Code.VERSION_MISMATCH:
+            return error(note_line(first))
+        case Code.CATEGORY_UNKNOWN:
+            raise ValueError("an unknown category is refused with the category itself")
+        case Code.MCP_INVALID:
+            siblings = list(takewhile(lambda f: f.code is Code.MCP_INVALID, findings))
+            return _fail(error, "manifest.mcp", "; ".join(_mcp_problem(f) for f in siblings))
+    if first.code in _DOCUMENT_CODES:
+        return error(note_line(first))
+    return _fail(error, _field(first.path), first.message)
 
 
-def _icon_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list[str]:
-    icon = manifest.get("icon")
-    if not isinstance(icon, str) or not icon:
-        return []
-    if "://" in icon or icon.startswith("data:"):
-        return ["manifest.icon must be a path inside the package or an icon name, not a URL"]
-    is_path = "/" in icon or "\\" in icon or _EXTENSION_RE.search(icon) is not None
-    if not is_path or info is None:
-        return []  # an icon name, or no archive to look in
-    missing = _missing_file("manifest.icon", icon, info)
-    if missing:
-        return [missing]
-    located = _locate(info, icon)
-    size = info.files[located] if located else 0
-    if size > ICON_MAX_BYTES:
-        return [f"manifest.icon {display(icon)} is {size} bytes; the limit is {ICON_MAX_BYTES}"]
-    return []
+def note_line(finding: Finding) -> str:
+    """A finding as one sentence, its place then its message, as review notes list them."""
+    path, message = finding.path, finding.message
+    match finding.code:
+        case Code.HIDDEN_CHARACTERS_MORE:
+            return message
+        case Code.HIDDEN_CHARACTERS:
+            return f"{display(f'manifest.{path}')} {message}"
+        case Code.HIDDEN_CHARACTERS_IN_KEY:
+            return f"{display(f'manifest.{path} (key name)')} {message.removeprefix('key name ')}"
+        case Code.HIDDEN_CHARACTERS_IN_FILE_NAME:
+            name = display(path.removeprefix(FILE_PATH_PREFIX), 60)
+            return f"file name {name} {message.removeprefix('name ')}"
+        case Code.CONFIG_KEY_MISSING:
+            return f"{path.removesuffix('.key')} has no key"
+        case Code.CONFIG_KEY_REPEATED:
+            return f"{path.removesuffix('.key')} {message}"
+    if finding.code in _DOCUMENT_CODES:
+        return f"{MANIFEST_NAME} {message}"
+    if path.startswith(_BARE_PLACES):
+        return f"{path} {message}"
+    return f"{_field(path)} {message}"
 
 
-def _config_findings(manifest: Mapping[str, Any]) -> list[str]:
-    config = manifest.get("config")
-    if not isinstance(config, list):
-        return []
-    findings: list[str] = []
-    seen: set[str] = set()
-    for index, item in enumerate(config):
-        key = item.get("key") if isinstance(item, dict) else None
-        if not isinstance(item, dict):
-            findings.append(f"config[{index}] must be an object")
-        elif not isinstance(key, str) or not key.strip():
-            findings.append(f"config[{index}] has no key")
-        elif key in seen:
-            findings.append(f'config[{index}] repeats the key "{display(key)}"')
-        else:
-            seen.add(key)
-    return findings
+def _field(path: str) -> str:
+    return f"manifest.{path}" if path else "manifest"
 
 
-def _text_findings(manifest: Mapping[str, Any], info: ArchiveInfo | None) -> list[str]:
-    places = [(display(where), text) for where, text in iter_strings(dict(manifest))]
-    if info is not None:
-        places += [
-            (f"file name {display(name, 60)}", name) for name in [*info.files, *info.symlinks]
-        ]
-    findings = [
-        f"{label} contains invisible or bidirectional-control characters ({', '.join(chars)})"
-        for label, text in places
-        if (chars := forbidden_chars(text))
-    ]
-    if len(findings) > _MAX_TEXT_FINDINGS:
-        extra = len(findings) - _MAX_TEXT_FINDINGS
-        findings = [*findings[:_MAX_TEXT_FINDINGS], f"... and {extra} more such texts"]
-    return findings
-
-
-def _missing_file(label: str, value: str, info: ArchiveInfo) -> str | None:
-    """A finding when value does not name a file of the package; None when it does."""
-    if _package_path(value) is None:
-        return f"{label} {display(value)} is not a relative path inside the package"
-    if _locate(info, value) is None:
-        return f"{label} names {display(value)}, which is not in the package"
-    return None
-
-
-def _locate(info: ArchiveInfo, value: str) -> str | None:
-    """The regular file a manifest path leads to, following the package's symlinks."""
-    path = _package_path(value)
-    for _ in range(_MAX_LINK_HOPS):
-        if path is None or path in info.files:
-            return path
-        target = info.symlinks.get(path)
-        if target is None:
-            return None
-        path = _package_path(posixpath.normpath(posixpath.join(posixpath.dirname(path), target)))
-    return None
-
-
-def _package_path(value: str) -> str | None:
-    """A manifest path relative to the package root, normalised; None if it points outside."""
-    path = value.replace("\\", "/")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
-        return None
-    parts = [part for part in path.split("/") if part not in ("", ".")]
-    if not parts or ".." in parts:
-        return None
-    return "/".join(parts)
-
-
-def _stdio_problems(declaration: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
-    command = declaration.get("command")
-    if not isinstance(command, str) or not command.strip():
-        problems.append("command must be a non-empty string for a stdio server")
-    args = declaration.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-        problems.append("args must be a list of strings")
-    env = declaration.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
-        problems.append("env must map names to strings")
-    return problems
-
-
-def _required_string(manifest: Mapping[str, Any], key: str, error: type[AppError]) -> str:
-    if key not in manifest:
-        raise _fail(error, f"manifest.{key}", "is required")
-    value = manifest[key]
-    if not isinstance(value, str):
-        raise _fail(error, f"manifest.{key}", "must be a string")
-    return value
+def _mcp_problem(finding: Finding) -> str:
+    """An mcp finding as the API words it after "manifest.mcp": `command must be ...`."""
+    member = finding.path.removeprefix("mcp").removeprefix(".")
+    return f"{member} {finding.message}" if member else finding.message
 
 
 def _fail(error: type[AppError], field: str, problem: str) -> AppError:

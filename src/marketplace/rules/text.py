@@ -45,22 +45,33 @@ def forbidden_chars(text: str) -> list[str]:
     return [f"U+{ord(char):04X}" for char in seen]
 
 
-def iter_strings(value: Any, path: str = "manifest") -> Iterator[tuple[str, str]]:
-    """Every string in a JSON value, keys included, with a readable path to it."""
+def walk_strings(value: Any, path: str = "") -> Iterator[tuple[str, str, bool]]:
+    """Every string in a JSON value, keys included: (JSON path, text, whether a key name).
+
+    A key name comes with the path of its member. Keys of one object come before their
+    values (last key first); the order is the one review notes have always listed.
+    """
     # Iterative: json.loads accepts nesting close to the recursion limit.
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):
-            yield where, item
+            yield where, item, False
         elif isinstance(item, dict):
             for key, child in reversed(item.items()):
-                yield f"{where}.{key} (key name)", str(key)
-                stack.append((f"{where}.{key}", child))
+                member = f"{where}.{key}" if where else str(key)
+                yield member, str(key), True
+                stack.append((member, child))
         elif isinstance(item, list):
             stack.extend(
                 (f"{where}[{index}]", child) for index, child in reversed(list(enumerate(item)))
             )
+
+
+def iter_strings(value: Any, path: str = "manifest") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value, keys included, with a readable path to it."""
+    for where, text, is_key in walk_strings(value, path):
+        yield (f"{where} (key name)" if is_key else where), text
 
 
 def display(text: str, limit: int = 120) -> str:

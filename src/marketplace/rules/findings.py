@@ -1,0 +1,89 @@
+"""A finding: one problem a rule found, in a shape people and programs can both use."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+FILE_PATH_PREFIX = "file:"
+"""Paths of findings about a file of the package, not a place in the manifest."""
+
+
+class Code(enum.StrEnum):
+    """What is wrong, independent of where (the path says where)."""
+
+    # manifest.json as a document
+    MANIFEST_NOT_UTF8 = "manifest-not-utf8"
+    MANIFEST_NOT_JSON = "manifest-not-json"
+    MANIFEST_REPEATED_KEY = "manifest-repeated-key"
+    MANIFEST_NOT_OBJECT = "manifest-not-object"
+    MANIFEST_UNSTORABLE_TEXT = "manifest-unstorable-text"
+    MANIFEST_UNSAFE_NUMBER = "manifest-unsafe-number"
+    # fields
+    REQUIRED = "required"
+    WRONG_TYPE = "wrong-type"
+    ID_MISMATCH = "id-mismatch"
+    VERSION_MISMATCH = "version-mismatch"
+    VERSION_INVALID = "version-invalid"
+    PLUGIN_KEY_INVALID = "plugin-key-invalid"
+    CATEGORY_UNKNOWN = "category-unknown"
+    TYPE_UNKNOWN = "type-unknown"
+    PLATFORM_UNKNOWN = "platform-unknown"
+    MCP_INVALID = "mcp-invalid"
+    MCP_REQUIRED = "mcp-required"
+    DISTRIBUTION_NONE = "distribution-none"
+    # content, against the package's files (CONTRACT 4, automatic validation)
+    FILE_OUTSIDE = "file-outside"
+    FILE_MISSING = "file-missing"
+    UI_ENTRY_REQUIRED = "ui-entry-required"
+    PERMISSION_REQUIRED = "permission-required"
+    ICON_URL = "icon-url"
+    ICON_TOO_LARGE = "icon-too-large"
+    ICON_FORMAT = "icon-format"
+    ICON_EMPTY = "icon-empty"
+    CONFIG_ITEM_INVALID = "config-item-invalid"
+    CONFIG_KEY_MISSING = "config-key-missing"
+    CONFIG_KEY_REPEATED = "config-key-repeated"
+    HIDDEN_CHARACTERS = "hidden-characters"
+    HIDDEN_CHARACTERS_IN_KEY = "hidden-characters-in-key"
+    HIDDEN_CHARACTERS_IN_FILE_NAME = "hidden-characters-in-file-name"
+    HIDDEN_CHARACTERS_MORE = "hidden-characters-more"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """code: what (a Code); path: where, as a JSON path in the manifest (`mcp.command`,
+    `config[2].key`; "" for the manifest as a whole) or `file:<path>` for a file of the
+    package; message: the problem, to be read after the path, safe to print (hidden
+    characters escaped). path holds keys exactly as the manifest has them: escape it
+    (`rules.text.display`) before printing it.
+    """
+
+    code: Code
+    severity: Severity
+    path: str
+    message: str
+
+    @classmethod
+    def error(cls, code: Code, path: str, message: str) -> Finding:
+        return cls(code, "error", path, message)
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "code": str(self.code),
+            "severity": self.severity,
+            "path": self.path,
+            "message": self.message,
+        }
+
+
+def join_path(parent: str, key: str) -> str:
+    """The JSON path of a member: `mcp` + `command` -> `mcp.command`."""
+    return f"{parent}.{key}" if parent else key
+
+
+def item_path(parent: str, index: int) -> str:
+    return f"{parent}[{index}]"

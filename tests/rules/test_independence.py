@@ -1,0 +1,39 @@
+"""marketplace.rules is shared by the client and the service: the standard library (and
+semver, for versions) is all it may import."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import marketplace.rules
+
+
+def test_rules_import_only_the_standard_library_and_semver() -> None:
+    names = [
+        f"marketplace.rules.{info.name}"
+        for info in pkgutil.iter_modules(marketplace.rules.__path__)
+    ]
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = json.loads(done.stdout)
+
+    outside = {
+        name
+        for name in loaded
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and name.split(".")[0] not in {"semver", "_distutils_hack"}
+        and not name.startswith(("marketplace.rules", "__"))
+        and name != "marketplace"
+    }
+    assert outside == set()
+    assert "marketplace.rules.manifest" in loaded
