@@ -15,10 +15,11 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.errors import InvalidState
+from marketplace.errors import InvalidState, PluginNotFound
 from marketplace.models import Plugin, PluginVersion
 from marketplace.packages.archive import ArchiveInfo
 from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.uploads import CheckThenWrite, Package, RowWriter, store_package
 from marketplace.storage.base import blob_key
 from tests.factories import Factory
@@ -175,7 +176,7 @@ async def test_an_item_deleted_meanwhile_is_refused_before_anything_is_stored(
     app: FastAPI, sessionmaker: Sessions, tmp_path: Path
 ) -> None:
     package = _package(tmp_path, b"bytes for nobody")
-    with pytest.raises(InvalidState, match="Plugin no longer exists"):
+    with pytest.raises(PluginNotFound):
         await store_package(
             sessionmaker,
             app.state.blob_store,
@@ -228,3 +229,72 @@ async def test_a_streaming_upload_holds_no_write_lock_while_its_body_arrives(
         400,
         "PLUGIN_PACKAGE_INVALID",
     )
+
+
+async def test_forgetting_a_blob_waits_for_an_upload_storing_the_same_bytes(
+    app: FastAPI, factory: Factory, sessionmaker: Sessions, tmp_path: Path
+) -> None:
+    """A failed upload's cleanup must not delete bytes a concurrent upload is committing."""
+    plugin = await factory.plugin()
+    package = _package(tmp_path, b"bytes two uploads share")
+    store = app.state.blob_store
+    key = blob_key(package.sha256)
+    async with sessionmaker.begin() as session:
+        # The other upload, inside its transaction: blob locked and stored, row not committed.
+        await session.get(Plugin, plugin.id, with_for_update=True)
+        await lock_blob_key(session, key)
+        await store.put_file(
+            key, package.path, content_type="application/gzip", sha256=package.sha256
+        )
+        forgetting = asyncio.create_task(forget_blobs(sessionmaker, store, [key]))
+        await asyncio.sleep(0.3)
+        assert not forgetting.done()  # it waits for the lock
+        session.add(
+            PluginVersion(
+                plugin_id=plugin.id,
+                version="1.0.0",
+                manifest={},
+                distribution="tarball",
+                sha256=package.sha256,
+                size=package.size,
+                blob_key=key,
+            )
+        )
+    await asyncio.wait_for(forgetting, 10)
+    assert await store.exists(key)  # the committed row's bytes were kept
+
+
+async def test_a_client_gone_mid_json_body_is_a_400_not_a_500(app: FastAPI) -> None:
+    sent: list[dict[str, object]] = []
+    messages = iter(
+        [
+            {"type": "http.request", "body": b'{"email": "a@', "more_body": True},
+            {"type": "http.disconnect"},
+        ]
+    )
+
+    async def receive() -> dict[str, object]:
+        return next(messages)
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/v1/auth/login",
+        "raw_path": b"/api/v1/auth/login",
+        "query_string": b"",
+        "root_path": "",
+        "client": ("127.0.0.1", 1),
+        "server": ("test", 80),
+        "headers": [(b"host", b"test"), (b"content-type", b"application/json")],
+    }
+    await app(scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")  # type: ignore[misc]
+    assert start["status"] == 400
+    assert b'"VALIDATION_FAILED"' in body

@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request, Response
 from fastapi.routing import APIRoute
+from starlette.requests import ClientDisconnect
 
-from marketplace.errors import TooLarge
+from marketplace.errors import TooLarge, ValidationFailed
 from marketplace.kit.schemas import ERROR_RESPONSES
 
 # Inline-code manifests carry whole bundles, so JSON bodies get a generous cap.
@@ -57,15 +58,18 @@ class _LenientJSONRequest(Request):
     async def read_capped_body(self, max_bytes: int) -> None:
         """Read the whole body (what FastAPI reads later), refusing one over max_bytes."""
         declared = self.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
+        if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
             raise TooLarge(details={"maxBytes": max_bytes})
         chunks: list[bytes] = []
         received = 0
-        async for chunk in self.stream():
-            received += len(chunk)
-            if received > max_bytes:
-                raise TooLarge(details={"maxBytes": max_bytes})
-            chunks.append(chunk)
+        try:
+            async for chunk in self.stream():
+                received += len(chunk)
+                if received > max_bytes:
+                    raise TooLarge(details={"maxBytes": max_bytes})
+                chunks.append(chunk)
+        except ClientDisconnect:
+            raise ValidationFailed("The request body is incomplete") from None
         self._body = b"".join(chunks)
 
 

@@ -21,7 +21,7 @@ from marketplace.models import Distribution, Plugin, PluginVersion, User
 from marketplace.plugins import service
 from marketplace.plugins.kind import PLUGINS
 from marketplace.plugins.schemas import Changelog
-from marketplace.publishing.lookup import lock_item
+from marketplace.publishing.lookup import find_item
 from marketplace.publishing.uploads import (
     Package,
     RowWriter,
@@ -137,5 +137,5 @@ async def upload_icon(
         data = await anyio.Path(upload.file_path).read_bytes()
     data_url = icon_data_url(data, max_bytes=settings.icon_max_bytes)
     async with sessions.begin() as session:
-        plugin = await lock_item(session, PLUGINS, plugin_id)
+        plugin = await find_item(session, PLUGINS, plugin_id, lock=True)
         return await service.set_icon(session, plugin, data_url)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import hashlib
+
 import anyio
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import Base
@@ -41,12 +43,31 @@ async def unreferenced(session: AsyncSession, keys: Iterable[str]) -> list[str]:
     return sorted(wanted - used)
 
 
+def _lock_id(key: str) -> int:
+    # 60 bits of the key's own hash: a positive PostgreSQL bigint.
+    return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
+
+
+async def lock_blob_key(session: AsyncSession, key: str) -> None:
+    """Serialise, per blob, storing it for a new row and forgetting it: without this, a
+    failed upload could delete the bytes a concurrent upload of the same content is about
+    to commit a row for. PostgreSQL: a transaction advisory lock; SQLite's write
+    transactions (BEGIN IMMEDIATE) are serialised already. Take it after any item lock."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(select(func.pg_advisory_xact_lock(_lock_id(key))))
+
+
 async def forget_blobs(
     sessions: async_sessionmaker[AsyncSession], store: BlobStore, keys: Iterable[str]
 ) -> None:
-    """Delete blobs unless some row uses the same bytes (shielded from cancellation)."""
+    """Delete blobs unless some row uses the same bytes (shielded from cancellation).
+
+    `sessions` must open write transactions: each blob is checked and deleted under its
+    lock (`lock_blob_key`), so an upload storing the same bytes waits for us and re-stores.
+    """
     with anyio.CancelScope(shield=True):
-        async with sessions() as session:
-            orphans = await unreferenced(session, keys)
-        for key in orphans:
-            await store.delete(key)
+        for key in sorted(set(keys)):
+            async with sessions.begin() as session:
+                await lock_blob_key(session, key)
+                if await unreferenced(session, [key]):
+                    await store.delete(key)

@@ -25,9 +25,9 @@ from starlette.requests import Request
 from marketplace.config import Settings
 from marketplace.kit.upload import ReceivedUpload, receive_upload
 from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
-from marketplace.publishing.blobs import forget_blobs
+from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
-from marketplace.publishing.lookup import lock_item
+from marketplace.publishing.lookup import find_item
 from marketplace.storage.base import PACKAGE_CONTENT_TYPE, BlobStore, blob_key
 
 
@@ -109,8 +109,9 @@ async def store_package(
     stored = False
     try:
         async with sessions.begin() as session:
-            item = await lock_item(session, kind, item_id)
+            item = await find_item(session, kind, item_id, lock=True)
             write = await check(session, item)
+            await lock_blob_key(session, key)
             await store.put_file(
                 key, package.path, content_type=PACKAGE_CONTENT_TYPE, sha256=package.sha256
             )
