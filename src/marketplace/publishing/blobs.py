@@ -6,10 +6,9 @@ blob: every question here looks at every table that has a `blob_key` column.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
-
-import hashlib
 
 import anyio
 from sqlalchemy import func, select
