@@ -19,6 +19,7 @@ from marketplace.migrate import upgrade
 from marketplace.models import SEED_CATEGORIES, Base, Category
 from tests.dbsetup import (
     create_postgres_database,
+    database_label,
     drop_postgres_database,
     postgres_admin_url,
     sqlite_url,
@@ -34,8 +35,20 @@ hypothesis_settings.load_profile("marketplace")
 
 
 def pytest_report_header() -> str:
-    url = postgres_admin_url()
-    return f"marketplace database: {'PostgreSQL (' + url + ')' if url else 'SQLite'}"
+    return f"marketplace database: {database_label()}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # `-q` hides report headers; the database a run used must show in every CI log.
+    config = session.config
+    if config.get_verbosity() < 0 and not hasattr(config, "workerinput"):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"marketplace database: {database_label()}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(f"marketplace database: {database_label()}")
 
 
 @pytest.fixture(scope="session")
