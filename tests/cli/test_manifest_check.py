@@ -16,8 +16,8 @@ from marketplace.cli.manifest_check import (
     load_checked_manifest,
 )
 
-from .conftest import Invoke, base_manifest, make_plugin
 from .fake_api import FakeApi
+from .helpers import Invoke, base_manifest, make_plugin
 
 
 def fields(problems: list[str]) -> list[str]:

@@ -11,8 +11,8 @@ import pytest
 
 from marketplace.cli.pack import PackError, collect, pack, sha256_file, total_size
 
-from .conftest import Invoke, make_plugin, stdout_json
 from .fake_api import FakeApi
+from .helpers import Invoke, make_plugin, stdout_json
 
 
 def members(archive: Path) -> dict[str, tarfile.TarInfo]:

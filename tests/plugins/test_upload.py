@@ -29,7 +29,7 @@ from tests.packages.tarballs import (
     tar_bytes,
     tar_gz,
 )
-from tests.plugins.conftest import publish, review_plugin
+from tests.plugins.helpers import publish, review_plugin
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"

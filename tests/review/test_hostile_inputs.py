@@ -16,9 +16,9 @@ import pytest
 from tests.dbsetup import postgres_admin_url
 from tests.factories import Factory
 from tests.helpers import err, field_names, ok
-from tests.plugins.conftest import config_manifest, publish, publish_body
+from tests.plugins.helpers import config_manifest, publish, publish_body
 from tests.plugins.test_upload import tool_package, tool_plugin, upload
-from tests.scenarios import conftest as sc
+from tests.scenarios import helpers as sc
 
 DEV = "/api/v1/developer/plugins"
 ADMIN = "/api/v1/admin/plugins"
