@@ -64,8 +64,11 @@ async def test_error_responses_carry_request_id(client: httpx.AsyncClient) -> No
     assert response.headers["x-request-id"] == "req-1"
 
 
-async def test_healthz_and_readyz(client: httpx.AsyncClient) -> None:
+async def test_healthz_answers_ok(client: httpx.AsyncClient) -> None:
     assert (await client.get("/healthz")).json() == {"status": "ok"}
+
+
+async def test_readyz_reports_a_reachable_database(client: httpx.AsyncClient) -> None:
     ready = await client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["checks"]["database"] == "ok"
