@@ -23,23 +23,36 @@ $(STAMP): requirements-dev.lock $(RUN_STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/marketplace serve
 
+# The suite runs on SQLite (what `make run` uses) whatever MARKETPLACE_TEST_DATABASE_URL says,
+# then on PostgreSQL under CI (CI=true) or when MARKETPLACE_TEST_POSTGRES_URL is set (or the
+# older MARKETPLACE_TEST_DATABASE_URL); a PostgreSQL that cannot be reached fails under CI.
+TEST_POSTGRES_DEFAULT := postgresql+asyncpg://postgres@127.0.0.1:5432/test
+PYTEST := $(BIN)/python -m pytest -n 2 -q
+# The URL shown in banners, without its password.
+HIDE_PASSWORD := sed -E 's|(://[^:/@]*):[^@]*@|\1:***@|'
+
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 -q
-	@if [ -n "$$MARKETPLACE_TEST_DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
+	@$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$MARKETPLACE_TEST_POSTGRES_URL" ] || [ -n "$$MARKETPLACE_TEST_DATABASE_URL" ] \
+		|| [ "$$CI" = "true" ]; then \
 		$(MAKE) --no-print-directory test-postgres; \
 	else \
-		echo "PostgreSQL run skipped: set MARKETPLACE_TEST_DATABASE_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/test (or CI=true) to enable it"; \
+		echo "=== PostgreSQL run skipped: set MARKETPLACE_TEST_POSTGRES_URL=$(TEST_POSTGRES_DEFAULT) (or CI=true) to enable it ==="; \
 	fi
 
 test-sqlite: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+	@echo "=== test run: SQLite (embedded default) ==="
+	env -u MARKETPLACE_TEST_DATABASE_URL $(PYTEST)
 
 test-postgres: $(STAMP)
-	MARKETPLACE_TEST_DATABASE_URL=$${MARKETPLACE_TEST_DATABASE_URL:-postgresql+asyncpg://postgres@127.0.0.1:5432/test} \
-		$(BIN)/python -m pytest -n 2 -q
+	@url="$${MARKETPLACE_TEST_POSTGRES_URL:-$${MARKETPLACE_TEST_DATABASE_URL:-$(TEST_POSTGRES_DEFAULT)}}"; \
+	echo "=== test run: PostgreSQL ($$(printf '%s' "$$url" | $(HIDE_PASSWORD))) ==="; \
+	echo "MARKETPLACE_TEST_DATABASE_URL=<that URL> $(PYTEST)"; \
+	MARKETPLACE_TEST_DATABASE_URL="$$url" $(PYTEST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -1,4 +1,12 @@
-"""Shared fixtures: a migrated database per worker, an app per test, clean rows after each test."""
+"""Shared fixtures: a migrated database and one app per worker; each test gets its own
+settings and blob folder on that app, and finds the database as the migrations left it.
+
+Building an app per test cost about 70 ms (its first request builds the middleware stack
+and route caches); clearing every table after every test cost 4-8 ms. Now the app is built
+once per session and `reset_database` clears only what a test changed (tests/README.md).
+Tests that need settings of their own (rate limits) or per-app state of their own (metrics,
+a second process's cache) build their own app with `create_app`.
+"""
 
 from __future__ import annotations
 
@@ -10,22 +18,23 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from hypothesis import settings as hypothesis_settings
-from sqlalchemy import delete, text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from marketplace.app import create_app, shutdown
 from marketplace.config import Settings
+from marketplace.db import make_engine
 from marketplace.migrate import upgrade
-from marketplace.models import SEED_CATEGORIES, Base, Category
+from marketplace.storage.factory import make_blob_store
+from tests.dbreset import reset_database
 from tests.dbsetup import (
     create_postgres_database,
+    database_label,
     drop_postgres_database,
     postgres_admin_url,
     sqlite_url,
 )
 from tests.factories import Factory
-
-TEST_SECRET = "test-secret-key-not-for-production-0123456789"
+from tests.helpers import TEST_SECRET
 
 # Shared, loaded machines (CI runs both databases on 2 cores): time per example is not
 # what these properties test, so no deadline; the example count stays at the default.
@@ -34,8 +43,20 @@ hypothesis_settings.load_profile("marketplace")
 
 
 def pytest_report_header() -> str:
-    url = postgres_admin_url()
-    return f"marketplace database: {'PostgreSQL (' + url + ')' if url else 'SQLite'}"
+    return f"marketplace database: {database_label()}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # `-q` hides report headers; the database a run used must show in every CI log.
+    config = session.config
+    if config.get_verbosity() < 0 and not hasattr(config, "workerinput"):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"marketplace database: {database_label()}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(f"marketplace database: {database_label()}")
 
 
 @pytest.fixture(scope="session")
@@ -53,17 +74,30 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+async def reset_engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(database_url, pool_size=1)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def clean_database(reset_engine: AsyncEngine) -> AsyncIterator[None]:
+    """After the test, the database is back to its migrated state, whoever wrote to it."""
+    yield
+    await reset_database(reset_engine)
+
+
 @pytest.fixture
 def is_postgres(database_url: str) -> bool:
     return database_url.startswith("postgresql")
 
 
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
+def make_settings(database_url: str, folder: Path) -> Settings:
     return Settings(
-        data_dir=tmp_path / "data",
+        data_dir=folder / "data",
         database_url=database_url,
-        storage_url=f"file://{tmp_path / 'blobs'}",
+        storage_url=f"file://{folder / 'blobs'}",
         secret_key=TEST_SECRET,  # type: ignore[arg-type]
         public_url="http://test",
         rate_limit_enabled=False,
@@ -73,10 +107,52 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+def settings(database_url: str, tmp_path: Path, clean_database: None) -> Settings:
+    """This test's settings: its own data and blob folders under tmp_path."""
+    return make_settings(database_url, tmp_path)
+
+
+@pytest.fixture(scope="session")
+async def session_app(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[FastAPI]:
+    application = create_app(make_settings(database_url, tmp_path_factory.mktemp("app")))
+    yield application
+    await shutdown(application)
+
+
+@pytest.fixture
+async def app(session_app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI]:
+    """The worker's app, wearing this test's settings and blob store, with a cold catalogue
+    cache; whatever the test puts in `app.state` or adds to its routes is undone afterwards."""
+    state = session_app.state._state
+    saved = dict(state)
+    routes = list(session_app.router.routes)
+    openapi_schema = session_app.openapi_schema
+    store = make_blob_store(settings)
+    session_app.state.settings = settings
+    session_app.state.blob_store = store
+    try:
+        yield session_app
+    finally:
+        cache = state.get("catalog_cache")
+        if cache is not None and cache.reader is not None:
+            cache.reader.close()
+        state.clear()
+        state.update(saved)
+        if session_app.router.routes != routes:
+            # A test added routes: drop them, and the OpenAPI document that may list them
+            # (otherwise it is kept: building it takes most of a second).
+            session_app.router.routes[:] = routes
+            session_app.openapi_schema = openapi_schema
+        await store.aclose()
+
+
+@pytest.fixture
+async def own_app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """An app of this test's own, for per-app state the shared one accumulates (metrics)."""
     application = create_app(settings)
     yield application
-    await _clean_database(application.state.write_sessionmaker)
     await shutdown(application)
 
 
@@ -96,16 +172,3 @@ def sessionmaker(app: FastAPI) -> async_sessionmaker[AsyncSession]:
 @pytest.fixture
 def factory(app: FastAPI) -> Factory:
     return Factory(app)
-
-
-async def _clean_database(factory: async_sessionmaker[AsyncSession]) -> None:
-    async with factory() as session:
-        for table in reversed(Base.metadata.sorted_tables):
-            await session.execute(delete(table))
-        session.add_all(
-            Category(key=k, name=n, name_zh=z, sort_order=(i + 1) * 10)
-            for i, (k, n, z) in enumerate(SEED_CATEGORIES)
-        )
-        if session.bind.dialect.name == "sqlite":
-            await session.execute(text("PRAGMA optimize"))
-        await session.commit()

@@ -20,6 +20,14 @@ def postgres_admin_url() -> str | None:
     return os.environ.get(PG_ENV) or None
 
 
+def database_label() -> str:
+    """Which database this run uses, for the report (a password is never shown)."""
+    url = postgres_admin_url()
+    if url is None:
+        return "SQLite (embedded default)"
+    return f"PostgreSQL ({make_url(url).render_as_string(hide_password=True)})"
+
+
 def create_postgres_database(admin_url: str, worker: str) -> str:
     """CREATE DATABASE with UTF-8 ctype (pg_trgm needs it to index CJK text); returns its URL."""
     import asyncio
@@ -48,7 +56,7 @@ def create_postgres_database(admin_url: str, worker: str) -> str:
     try:
         asyncio.run(create())
     except Exception as exc:
-        message = f"PostgreSQL unreachable at {admin_url}: {exc}. {ENABLE_HINT}"
+        message = f"PostgreSQL unreachable at {database_label()}: {exc}. {ENABLE_HINT}"
         if os.environ.get("CI") == "true":
             pytest.exit(message, returncode=3)
         pytest.skip(message, allow_module_level=True)

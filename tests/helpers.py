@@ -1,10 +1,12 @@
-"""Assertions on the contract's envelope."""
+"""Assertions on the contract's envelope, and the secret key of the test settings."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
+
+TEST_SECRET = "test-secret-key-not-for-production-0123456789"
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:

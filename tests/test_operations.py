@@ -64,8 +64,11 @@ async def test_error_responses_carry_request_id(client: httpx.AsyncClient) -> No
     assert response.headers["x-request-id"] == "req-1"
 
 
-async def test_healthz_and_readyz(client: httpx.AsyncClient) -> None:
+async def test_healthz_answers_ok(client: httpx.AsyncClient) -> None:
     assert (await client.get("/healthz")).json() == {"status": "ok"}
+
+
+async def test_readyz_reports_a_reachable_database(client: httpx.AsyncClient) -> None:
     ready = await client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["checks"]["database"] == "ok"
@@ -85,10 +88,13 @@ async def test_readyz_reports_unreachable_database(app: FastAPI, client: httpx.A
     assert response.json()["status"] == "unavailable"
 
 
-async def test_metrics_count_requests_by_route_template(client: httpx.AsyncClient) -> None:
-    await client.get("/api/v1/auth/me")
-    await client.get("/random/path/1")
-    text = (await client.get("/metrics")).text
+async def test_metrics_count_requests_by_route_template(own_app: FastAPI) -> None:
+    # Counters live per app: a fresh one, so no other test's requests are counted.
+    transport = httpx.ASGITransport(app=own_app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        await client.get("/api/v1/auth/me")
+        await client.get("/random/path/1")
+        text = (await client.get("/metrics")).text
     assert 'http_requests_total{method="GET",route="/api/v1/auth/me",status="401"} 1.0' in text
     assert 'route="<unmatched>"' in text
     assert "/random/path/1" not in text

@@ -7,9 +7,8 @@ import jwt
 from sqlalchemy import func, select
 
 from marketplace.models import RefreshToken, User
-from tests.conftest import TEST_SECRET
 from tests.factories import PASSWORD, Factory
-from tests.helpers import err, field_names, ok
+from tests.helpers import TEST_SECRET, err, field_names, ok
 
 
 async def register(client: httpx.AsyncClient, email: str = "ann@example.com") -> httpx.Response:

@@ -194,7 +194,7 @@ async def test_an_install_in_one_process_updates_counts_in_another(
     other_process: httpx.AsyncClient,
     factory: Factory,
 ) -> None:
-    from tests.commerce.conftest import FakeBlobStore
+    from tests.commerce.helpers import FakeBlobStore
 
     app.state.blob_store = FakeBlobStore()
     user = await factory.user()

@@ -9,7 +9,7 @@ import httpx
 
 from tests.factories import Account, Factory
 from tests.helpers import err, ok
-from tests.plugins.conftest import create_version, publish, review_plugin
+from tests.plugins.helpers import create_version, publish, review_plugin
 
 BROWSE = "/api/v1/plugins/browse"
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from .conftest import Invoke, as_admin, as_developer, make_plugin, stdout_json
 from .fake_api import FakeApi, envelope, error
+from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json
 
 ADMIN = "/api/v1/admin/plugins"
 DEV = "/api/v1/developer/plugins"

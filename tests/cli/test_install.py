@@ -12,8 +12,8 @@ import pytest
 
 from marketplace.cli import install as install_module
 
-from .conftest import Invoke, base_manifest, file_mode, stdout_json
 from .fake_api import FakeApi, error
+from .helpers import Invoke, base_manifest, file_mode, stdout_json
 
 DOWNLOAD = "/api/v1/plugins/download/demo-plugin/latest"
 REPORT = "/api/v1/plugins/install/demo-plugin"

@@ -14,8 +14,8 @@ from marketplace.cli.config import (
 )
 from marketplace.cli.errors import CliError
 
-from .conftest import BACKEND, Invoke, file_mode, stdout_json
 from .fake_api import FakeApi, error
+from .helpers import BACKEND, Invoke, file_mode, stdout_json
 
 LOGIN = "/api/v1/auth/login"
 

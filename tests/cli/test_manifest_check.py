@@ -21,8 +21,8 @@ from marketplace.cli.manifest_check import (
 )
 from marketplace.rules.findings import Code, Finding
 
-from .conftest import Invoke, base_manifest, make_plugin
 from .fake_api import FakeApi
+from .helpers import Invoke, base_manifest, make_plugin
 
 
 def fields(problems: list[Finding] | list[str]) -> list[str]:

@@ -12,8 +12,8 @@ import pytest
 
 from marketplace.cli.mcp_client import McpError, StdioSession, probe_stdio
 
-from .conftest import Invoke, base_manifest, stdout_json
 from .fake_api import FakeApi
+from .helpers import Invoke, base_manifest, stdout_json
 from .test_install import REPORT, package, registry, serve_manifest, serve_tarball
 
 SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"

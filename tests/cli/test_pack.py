@@ -18,8 +18,8 @@ from marketplace.cli.pack import (
     total_size,
 )
 
-from .conftest import Invoke, make_plugin, stdout_json
 from .fake_api import FakeApi
+from .helpers import Invoke, make_plugin, stdout_json
 
 
 def members(archive: Path) -> dict[str, tarfile.TarInfo]:

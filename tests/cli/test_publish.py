@@ -12,8 +12,8 @@ import pytest
 
 from marketplace.cli.pack import pack
 
-from .conftest import Invoke, as_admin, as_developer, make_plugin, stdout_json
 from .fake_api import FakeApi, error
+from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json
 
 ADMIN = "/api/v1/admin/plugins"
 DEV = "/api/v1/developer/plugins"

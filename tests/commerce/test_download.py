@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.commerce.conftest import FakeBlobStore
+from tests.commerce.helpers import FakeBlobStore
 from tests.factories import Factory
 from tests.helpers import err, ok
 

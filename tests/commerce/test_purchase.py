@@ -16,7 +16,7 @@ from marketplace.commerce.payments import ChargeRequest, ChargeResult, ChargeSta
 from marketplace.commerce.purchases import confirm_purchase
 from marketplace.errors import NotFound
 from marketplace.models import Purchase
-from tests.commerce.conftest import FakeBlobStore
+from tests.commerce.helpers import FakeBlobStore
 from tests.factories import Account, Factory
 from tests.helpers import err, field_names, ok
 

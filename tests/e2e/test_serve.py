@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.server import live_server
+from tests.e2e.server import LiveServer, live_server
 
 pytestmark = pytest.mark.e2e
 
@@ -55,48 +57,36 @@ def test_secret_key_persists_across_restarts(tmp_path: Path) -> None:
         assert me.status_code == 200
 
 
-def test_user_create_refuses_duplicate_and_bad_input(tmp_path: Path) -> None:
-    with live_server(tmp_path / "data") as server:
-        server.cli(
-            "user", "create", "--email", "b@example.com", "--password", "s3cret-pass", "--name", "B"
-        )
-        again = server.cli(
-            "user",
-            "create",
-            "--email",
-            "b@example.com",
-            "--password",
-            "s3cret-pass",
-            "--name",
-            "B",
-            check=False,
-        )
-        assert again.returncode == 1
-        assert "already registered" in again.stderr
-        short = server.cli(
-            "user",
-            "create",
-            "--email",
-            "c@example.com",
-            "--password",
-            "x",
-            "--name",
-            "C",
-            check=False,
-        )
-        assert short.returncode == 1
-        assert "password" in short.stderr
-        verified_user = server.cli(
-            "user",
-            "create",
-            "--email",
-            "d@example.com",
-            "--password",
-            "s3cret-pass",
-            "--name",
-            "D",
-            "--verified",
-            check=False,
-        )
-        assert verified_user.returncode == 1
-        assert "--verified" in verified_user.stderr
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One server for the `user create` refusals: each uses its own email."""
+    with live_server(tmp_path_factory.mktemp("user-create") / "data") as live:
+        yield live
+
+
+def _user_create(
+    server: LiveServer, email: str, password: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    return server.cli(
+        "user", "create", "--email", email, "--password", password, "--name", "B", *extra,
+        check=False,
+    )  # fmt: skip
+
+
+def test_user_create_refuses_an_email_already_registered(server: LiveServer) -> None:
+    assert _user_create(server, "b@example.com", "s3cret-pass").returncode == 0
+    again = _user_create(server, "b@example.com", "s3cret-pass")
+    assert again.returncode == 1
+    assert "already registered" in again.stderr
+
+
+def test_user_create_refuses_a_short_password(server: LiveServer) -> None:
+    short = _user_create(server, "c@example.com", "x")
+    assert short.returncode == 1
+    assert "password" in short.stderr
+
+
+def test_user_create_refuses_verified_for_a_plain_user(server: LiveServer) -> None:
+    verified_user = _user_create(server, "d@example.com", "s3cret-pass", "--verified")
+    assert verified_user.returncode == 1
+    assert "--verified" in verified_user.stderr

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from marketplace.models import AuditLog, Plugin, Purchase
 from tests.factories import Factory
 from tests.helpers import err, field_names, ok
-from tests.plugins.conftest import (
+from tests.plugins.helpers import (
     create_version,
     publish,
     review_plugin,

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from marketplace.models import AuditLog, Plugin, PluginVersion, Purchase
 from tests.factories import Factory
 from tests.helpers import err, field_names, ok
-from tests.plugins.conftest import (
+from tests.plugins.helpers import (
     config_manifest,
     create_version,
     publish,

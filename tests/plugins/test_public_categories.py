@@ -7,7 +7,7 @@ import httpx
 from marketplace.models import SEED_CATEGORIES
 from tests.factories import Factory
 from tests.helpers import err, ok
-from tests.plugins.conftest import publish, publish_body, review_plugin
+from tests.plugins.helpers import publish, publish_body, review_plugin
 
 URL = "/api/v1/plugins/categories"
 

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from marketplace.models import AuditLog, Plugin, PluginVersion
 from tests.factories import Factory
 from tests.helpers import err, ok
-from tests.plugins.conftest import (
+from tests.plugins.helpers import (
     admin_versions,
     create_version,
     publish,
@@ -367,7 +367,7 @@ async def test_concurrent_identical_reviews_apply_once(
 async def test_concurrent_create_of_one_version_gives_one_201(
     client: httpx.AsyncClient, factory: Factory, sessionmaker
 ) -> None:
-    from tests.plugins.conftest import config_manifest
+    from tests.plugins.helpers import config_manifest
 
     dev = await factory.developer()
     plugin = await publish(client, dev)

@@ -29,7 +29,7 @@ from tests.packages.tarballs import (
     tar_bytes,
     tar_gz,
 )
-from tests.plugins.conftest import publish, review_plugin
+from tests.plugins.helpers import publish, review_plugin
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -407,24 +407,43 @@ async def test_streamed_body_past_limit_is_413(
         content=body(),
         headers={**dev.headers, "content-type": f"multipart/form-data; boundary={boundary}"},
     )
-    assert response.status_code in (400, 413)
+    err(response, 413, "PLUGIN_PACKAGE_TOO_LARGE")
     async with sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(PluginVersion)) == 0
 
 
-async def test_upload_ownership_and_permissions(
+async def test_upload_by_another_developer_is_403_not_owned(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
-    owner, other, unverified = (
-        await factory.developer(),
-        await factory.developer(),
-        await factory.developer(verified=False),
-    )
+    owner, other = await factory.developer(), await factory.developer()
     plugin = await tool_plugin(client, owner)
     data = tool_package(plugin["pluginKey"], "1.0.0")
     err(await upload(client, other, plugin, data), 403, "PLUGIN_NOT_OWNED")
+
+
+async def test_upload_by_an_unverified_developer_is_403(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner, unverified = await factory.developer(), await factory.developer(verified=False)
+    plugin = await tool_plugin(client, owner)
+    data = tool_package(plugin["pluginKey"], "1.0.0")
     err(await upload(client, unverified, plugin, data), 403, "DEVELOPER_NOT_VERIFIED")
+
+
+async def test_upload_to_a_missing_plugin_is_404(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner = await factory.developer()
+    data = tool_package("missing-plugin", "1.0.0")
     err(await upload(client, owner, {"id": "missing-plugin"}, data), 404, "PLUGIN_NOT_FOUND")
+
+
+async def test_admin_upload_by_a_developer_is_403_forbidden(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner = await factory.developer()
+    plugin = await tool_plugin(client, owner)
+    data = tool_package(plugin["pluginKey"], "1.0.0")
     err(await upload(client, owner, plugin, data, admin=True), 403, "FORBIDDEN")
 
 
@@ -558,12 +577,10 @@ async def test_icon_exactly_256_kib_passes(client: httpx.AsyncClient, factory: F
     assert ok(response)["icon"].startswith("data:image/png;base64,")
 
 
-async def test_icon_ownership_and_missing_file(client: httpx.AsyncClient, factory: Factory) -> None:
-    owner, other, admin = (
-        await factory.developer(),
-        await factory.developer(),
-        await factory.admin(),
-    )
+async def test_icon_upload_by_another_developer_is_403_not_owned(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner, other = await factory.developer(), await factory.developer()
     plugin = await tool_plugin(client, owner)
     err(
         await client.post(
@@ -574,6 +591,13 @@ async def test_icon_ownership_and_missing_file(client: httpx.AsyncClient, factor
         403,
         "PLUGIN_NOT_OWNED",
     )
+
+
+async def test_icon_upload_without_a_file_is_400(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner = await factory.developer()
+    plugin = await tool_plugin(client, owner)
     err(
         await client.post(
             f"/api/v1/developer/plugins/{plugin['id']}/icon",
@@ -583,6 +607,13 @@ async def test_icon_ownership_and_missing_file(client: httpx.AsyncClient, factor
         400,
         "VALIDATION_FAILED",
     )
+
+
+async def test_admin_sets_the_icon_of_any_developers_plugin(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    owner, admin = await factory.developer(), await factory.admin()
+    plugin = await tool_plugin(client, owner)
     assert ok(
         await client.post(
             f"/api/v1/admin/plugins/{plugin['id']}/icon",

@@ -12,8 +12,8 @@ import httpx
 
 from tests.factories import Factory
 from tests.helpers import err
-from tests.plugins.conftest import publish
-from tests.scenarios import conftest as sc
+from tests.plugins.helpers import publish
+from tests.scenarios import helpers as sc
 
 BAD_JSON = b'{"pluginKey": '
 JSON = {"content-type": "application/json"}

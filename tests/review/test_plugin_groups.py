@@ -6,7 +6,7 @@ import httpx
 
 from tests.factories import Factory
 from tests.helpers import err, field_names, ok
-from tests.plugins.conftest import (
+from tests.plugins.helpers import (
     publish_body,
 )
 

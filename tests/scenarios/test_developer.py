@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from marketplace.models import Role, Scenario, ScenarioVersion
 from tests.factories import Factory
 from tests.helpers import err, field_names, ok
-from tests.scenarios.conftest import (
+from tests.scenarios.helpers import (
     DEV,
     PUBLIC,
     admin_versions,

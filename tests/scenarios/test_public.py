@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories import Factory
 from tests.helpers import err, ok
-from tests.scenarios.conftest import (
+from tests.scenarios.helpers import (
     DEV,
     PUBLIC,
     approve,

@@ -14,10 +14,10 @@ from marketplace.storage.gc import collect_garbage
 from tests.factories import Factory
 from tests.helpers import ok
 from tests.packages.tarballs import package
-from tests.plugins.conftest import publish as publish_plugin
+from tests.plugins.helpers import publish as publish_plugin
 from tests.plugins.test_upload import tool_manifest
 from tests.plugins.test_upload import upload as upload_plugin
-from tests.scenarios.conftest import publish, upload
+from tests.scenarios.helpers import publish, upload
 
 
 async def test_gc_keeps_scenario_blobs(

@@ -28,7 +28,7 @@ from tests.packages.tarballs import (
     tar_gz,
 )
 from tests.plugins.test_upload import HOSTILE as PLUGIN_HOSTILE
-from tests.scenarios.conftest import (
+from tests.scenarios.helpers import (
     ADMIN,
     DEV,
     approve,

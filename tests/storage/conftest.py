@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -20,30 +19,7 @@ from marketplace.storage.base import BlobStore, blob_key
 from marketplace.storage.local import LocalBlobStore
 from marketplace.storage.routes import router
 from marketplace.storage.s3 import S3BlobStore, parse_s3_url
-
-TEST_SECRET = "test-secret-key-for-download-links"
-PUBLIC_URL = "http://testserver"
-START_TIME = 1_800_000_000.0
-
-
-class FakeClock:
-    def __init__(self, now: float = START_TIME) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@dataclass(frozen=True)
-class Blob:
-    key: str
-    sha256: str
-    path: Path
-    data: bytes
-
-
-BlobMaker = Callable[[bytes], Blob]
-BlobPutter = Callable[[BlobStore, bytes], Awaitable[Blob]]
+from tests.storage.helpers import PUBLIC_URL, TEST_SECRET, Blob, BlobMaker, BlobPutter, FakeClock
 
 
 @pytest.fixture

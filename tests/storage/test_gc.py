@@ -6,8 +6,7 @@ import pytest
 
 from marketplace.storage.base import BlobInfo, BlobStore
 from marketplace.storage.gc import collect_garbage
-
-from .conftest import BlobPutter
+from tests.storage.helpers import BlobPutter
 
 
 async def keys(store: BlobStore) -> set[str]:

@@ -13,8 +13,7 @@ import pytest
 
 from marketplace.storage.base import BlobNotFound, InvalidBlobKey
 from marketplace.storage.local import TEMP_PREFIX, LocalBlobStore
-
-from .conftest import START_TIME, BlobMaker, BlobPutter
+from tests.storage.helpers import START_TIME, BlobMaker, BlobPutter
 
 PACKAGE = b"\x1f\x8b" + os.urandom(300_000)
 

@@ -7,8 +7,7 @@ import httpx
 import pytest
 
 from marketplace.storage.local import LocalBlobStore
-
-from .conftest import BlobPutter, FakeClock
+from tests.storage.helpers import BlobPutter, FakeClock
 
 PACKAGE = b"\x1f\x8b" + os.urandom(200_000)
 FILENAME = "demo-plugin-1.0.0.tar.gz"

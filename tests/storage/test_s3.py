@@ -12,8 +12,7 @@ import pytest
 
 from marketplace.storage.base import BlobNotFound
 from marketplace.storage.s3 import S3BlobStore, S3Config, parse_s3_url
-
-from .conftest import BlobMaker, BlobPutter
+from tests.storage.helpers import BlobMaker, BlobPutter
 
 PACKAGE = b"\x1f\x8b" + os.urandom(150_000)
 FILENAME = "demo-plugin-1.0.0.tar.gz"
