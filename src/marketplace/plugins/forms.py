@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from marketplace.kit.forms import multipart_form
+from marketplace.rules.limits import ICON_MAX_BYTES, KIB, PLUGIN_PACKAGE_MAX_MIB
 
 PACKAGE_FORM = multipart_form(
     {
-        "file": {"type": "string", "format": "binary", "description": ".tar.gz, at most 100 MB"},
+        "file": {
+            "type": "string",
+            "format": "binary",
+            "description": f".tar.gz, at most {PLUGIN_PACKAGE_MAX_MIB} MB by default "
+            "(setting plugin_package_max_mb)",
+        },
         "version": {"type": "string", "description": "semver; must equal manifest.version"},
         "changelog": {"type": "string"},
     },
@@ -14,6 +20,12 @@ PACKAGE_FORM = multipart_form(
 )
 
 ICON_FORM = multipart_form(
-    {"file": {"type": "string", "format": "binary", "description": "png/jpeg/svg/webp, 256 KB"}},
+    {
+        "file": {
+            "type": "string",
+            "format": "binary",
+            "description": f"png/jpeg/svg/webp, at most {ICON_MAX_BYTES // KIB} KB",
+        }
+    },
     ["file"],
 )
