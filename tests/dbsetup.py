@@ -56,7 +56,7 @@ def create_postgres_database(admin_url: str, worker: str) -> str:
     try:
         asyncio.run(create())
     except Exception as exc:
-        message = f"PostgreSQL unreachable at {database_label()}: {exc}. {ENABLE_HINT}"
+        message = f"{database_label()} unreachable: {exc}. {ENABLE_HINT}"
         if os.environ.get("CI") == "true":
             pytest.exit(message, returncode=3)
         pytest.skip(message, allow_module_level=True)
