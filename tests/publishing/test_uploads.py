@@ -21,7 +21,7 @@ from marketplace.packages.archive import ArchiveInfo
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.uploads import CheckThenWrite, Package, RowWriter, store_package
-from marketplace.storage.base import blob_key
+from marketplace.storage.base import BlobStore, blob_key
 from tests.factories import Factory
 from tests.helpers import ok
 
@@ -49,7 +49,11 @@ async def _version_count(sessions: Sessions) -> int:
         return await session.scalar(select(func.count()).select_from(PluginVersion)) or 0
 
 
-def _writer_of(version: str, sha256: str) -> CheckThenWrite[Plugin, PluginVersion]:
+def _writer_of(
+    version: str, sha256: str, *, flush: bool = True
+) -> CheckThenWrite[Plugin, PluginVersion]:
+    """Checks nothing, then writes a version row (`flush=False`: the commit writes it)."""
+
     async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
         async def write(key: str) -> PluginVersion:
             row = PluginVersion(
@@ -62,8 +66,22 @@ def _writer_of(version: str, sha256: str) -> CheckThenWrite[Plugin, PluginVersio
                 blob_key=key,
             )
             session.add(row)
-            await session.flush()
+            if flush:
+                await session.flush()
             return row
+
+        return write
+
+    return check
+
+
+def _failing_writer(store: BlobStore) -> CheckThenWrite[Plugin, PluginVersion]:
+    """Checks nothing; its writer fails after proving the blob was stored first."""
+
+    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
+        async def write(key: str) -> PluginVersion:
+            assert await store.exists(key)  # blob before row
+            raise RuntimeError("the row could not be written")
 
         return write
 
@@ -104,16 +122,11 @@ async def test_a_failing_write_deletes_the_stored_blob_and_leaves_no_row(
 ) -> None:
     plugin = await factory.plugin()
     package = _package(tmp_path, b"bytes whose row fails")
-
-    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
-        async def write(key: str) -> PluginVersion:
-            assert await app.state.blob_store.exists(key)  # blob before row
-            raise RuntimeError("the row could not be written")
-
-        return write
-
+    store = app.state.blob_store
     with pytest.raises(RuntimeError):
-        await store_package(sessionmaker, app.state.blob_store, PLUGINS, plugin.id, package, check)
+        await store_package(
+            sessionmaker, store, PLUGINS, plugin.id, package, _failing_writer(store)
+        )
     assert not await app.state.blob_store.exists(blob_key(package.sha256))
     assert await _version_count(sessionmaker) == 0
 
@@ -125,23 +138,8 @@ async def test_a_failing_commit_deletes_the_stored_blob(
     await factory.version(plugin, "1.0.0")
     package = _package(tmp_path, b"bytes of a duplicate version")
 
-    # The row only fails when written out: (plugin, version) is unique in the database.
-    async def without_flush(session: AsyncSession, item: Plugin) -> RowWriter[PluginVersion]:
-        async def write(key: str) -> PluginVersion:
-            row = PluginVersion(
-                plugin_id=item.id,
-                version="1.0.0",
-                manifest={},
-                distribution="tarball",
-                sha256=package.sha256,
-                size=1,
-                blob_key=key,
-            )
-            session.add(row)  # flushed by the commit, which fails
-            return row
-
-        return write
-
+    # The row only fails when the commit writes it: (plugin, version) is unique.
+    without_flush = _writer_of("1.0.0", package.sha256, flush=False)
     with pytest.raises(IntegrityError):
         await store_package(
             sessionmaker, app.state.blob_store, PLUGINS, plugin.id, package, without_flush
@@ -160,15 +158,8 @@ async def test_a_failure_keeps_a_blob_another_row_uses(
         sessionmaker, store, PLUGINS, plugin.id, package, _writer_of("1.0.0", package.sha256)
     )
     again = _package(tmp_path, b"shared bytes")
-
-    async def check(session: AsyncSession, plugin: Plugin) -> RowWriter[PluginVersion]:
-        async def write(key: str) -> PluginVersion:
-            raise RuntimeError("the row could not be written")
-
-        return write
-
     with pytest.raises(RuntimeError):
-        await store_package(sessionmaker, store, PLUGINS, plugin.id, again, check)
+        await store_package(sessionmaker, store, PLUGINS, plugin.id, again, _failing_writer(store))
     assert await store.exists(blob_key(package.sha256))
 
 

@@ -13,11 +13,24 @@ from marketplace.publishing.audit import Trigger, record_review
 from marketplace.publishing.queries import versions_of
 
 
-def _decide_plugin(plugin: Plugin, *, approved: bool, reviewer_id: str, note: str | None) -> None:
+async def _decide_plugin(
+    session: AsyncSession, plugin: Plugin, *, approved: bool, reviewer_id: str, note: str | None
+) -> None:
+    """The plugin's own move, with its audit record in the same transaction."""
     plugin.review_status = ReviewStatus.APPROVED if approved else ReviewStatus.REJECTED
     plugin.enabled = approved
     plugin.review_note = note
     plugin.reviewed_by = reviewer_id
+    record_review(
+        session,
+        approved=approved,
+        actor_id=reviewer_id,
+        resource_type=PLUGINS.name,
+        resource_id=plugin.id,
+        trigger=Trigger.ADMIN,
+        note=note,
+    )
+    await session.flush()
 
 
 async def approve_plugin(
@@ -29,17 +42,7 @@ async def approve_plugin(
     approve_pending_version: bool | None,
 ) -> None:
     """Listed; a first publication also releases its newest pending version (`linkage`)."""
-    _decide_plugin(plugin, approved=True, reviewer_id=reviewer_id, note=note)
-    record_review(
-        session,
-        approved=True,
-        actor_id=reviewer_id,
-        resource_type=PLUGINS.name,
-        resource_id=plugin.id,
-        trigger=Trigger.ADMIN,
-        note=note,
-    )
-    await session.flush()
+    await _decide_plugin(session, plugin, approved=True, reviewer_id=reviewer_id, note=note)
     if approve_pending_version is False:
         return
     versions = await versions_of(session, PLUGINS, plugin.id)
@@ -63,17 +66,7 @@ async def approve_plugin(
 async def reject_plugin(
     session: AsyncSession, plugin: Plugin, *, reviewer_id: str, note: str | None
 ) -> None:
-    _decide_plugin(plugin, approved=False, reviewer_id=reviewer_id, note=note)
-    record_review(
-        session,
-        approved=False,
-        actor_id=reviewer_id,
-        resource_type=PLUGINS.name,
-        resource_id=plugin.id,
-        trigger=Trigger.ADMIN,
-        note=note,
-    )
-    await session.flush()
+    await _decide_plugin(session, plugin, approved=False, reviewer_id=reviewer_id, note=note)
 
 
 async def resubmit(session: AsyncSession, plugin: Plugin) -> None:
