@@ -168,6 +168,11 @@ class ReviewedVersionMixin(IdMixin):
     review_note: Mapped[str | None] = mapped_column(Text)
     reviewed_by: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+    # What the automatic checks found ({code, severity, path, message} each, CONTRACT 12),
+    # kept with the version so reviewer and publisher read the same list.
+    findings: Mapped[list[dict[str, str]]] = mapped_column(
+        JSONType, nullable=False, default=list, server_default=text("'[]'")
+    )
 
 
 class PluginVersion(ReviewedVersionMixin, Base):

@@ -12,7 +12,7 @@ from marketplace.kit.jsonsafe import check_json_safe
 from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
-from marketplace.publishing.schemas import StatusCounts
+from marketplace.publishing.schemas import FindingOut, StatusCounts
 
 
 def _plugin_key(value: str) -> str:
@@ -94,6 +94,7 @@ class VersionOut(OutputModel):
     review_note: str | None
     reviewed_by: str | None
     created_at: datetime
+    findings: list[FindingOut]
 
 
 class AdminVersionOut(VersionOut):

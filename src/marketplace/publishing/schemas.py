@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool
 
@@ -15,6 +15,16 @@ Note = Annotated[SafeText, Field(max_length=5000)]
 class VersionReviewIn(InputModel):
     approved: StrictBool
     review_note: Note | None = None
+
+
+class FindingOut(OutputModel):
+    """One automatic-check finding (CONTRACT 12): path is a JSON path in the manifest or
+    `file:<path>` for a file of the package."""
+
+    code: str
+    severity: Literal["error", "warning", "info"]
+    path: str
+    message: str
 
 
 class StatusCounts(OutputModel):

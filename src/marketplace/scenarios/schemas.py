@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, model_validator
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 from marketplace.models import ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key, parse_version
-from marketplace.publishing.schemas import StatusCounts
+from marketplace.publishing.schemas import FindingOut, StatusCounts
 
 # Words the paths of the developer group use; an id spelled so would be unreachable.
 RESERVED_IDS = frozenset({"publish", "scenarios"})
@@ -134,6 +134,7 @@ class ScenarioVersionOut(OutputModel):
     review_note: str | None
     reviewed_by: str | None
     created_at: datetime
+    findings: list[FindingOut]
 
 
 class AdminScenarioVersionOut(ScenarioVersionOut):
