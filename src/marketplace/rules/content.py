@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding, item_path
 from marketplace.rules.limits import ICON_MAX_BYTES, SYMLINK_HOPS_MAX, TEXT_FINDINGS_MAX
 from marketplace.rules.text import display, forbidden_chars, walk_strings
+from marketplace.rules.traits import FileTraits
 from marketplace.rules.vocabulary import UI_PERMISSION
 
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]+$")
@@ -36,10 +37,12 @@ class PackageFiles(Protocol):
 
 @dataclass(frozen=True)
 class Listing:
-    """A package's files without an archive: a folder about to be packed, or a test's."""
+    """A package's files without an archive: a folder about to be packed, or a test's.
+    traits: those of its notable files (`rules.traits`), for `rules.files`."""
 
     files: Mapping[str, int]
     symlinks: Mapping[str, str] = field(default_factory=dict)
+    traits: Mapping[str, FileTraits] = field(default_factory=dict)
 
 
 def content_findings(manifest: Mapping[str, Any], package: PackageFiles | None) -> list[Finding]:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+"""Most serious first: the order findings are stored and listed in."""
 
 FILE_PATH_PREFIX = "file:"
 """Paths of findings about a file of the package, not a place in the manifest."""
@@ -51,6 +53,21 @@ class Code(enum.StrEnum):
     HIDDEN_CHARACTERS_IN_KEY = "hidden-characters-in-key"
     HIDDEN_CHARACTERS_IN_FILE_NAME = "hidden-characters-in-file-name"
     HIDDEN_CHARACTERS_MORE = "hidden-characters-more"
+    # for the reviewer (CONTRACT 12): the package's files (rules.files)
+    FILE_EXECUTABLE = "file-executable"
+    FILE_NATIVE_BINARY = "file-native-binary"
+    FILE_LARGE = "file-large"
+    SCRIPT_MINIFIED = "script-minified"
+    SCRIPT_OBFUSCATED = "script-obfuscated"
+    # for the reviewer: against the last approved version (rules.changes)
+    PERMISSIONS_REQUESTED = "permissions-requested"
+    PERMISSION_ADDED = "permission-added"
+    PERMISSION_WIDENED = "permission-widened"
+    MCP_LAUNCH_CHANGED = "mcp-launch-changed"
+    CONFIG_SECRET_ADDED = "config-secret-added"  # noqa: S105 - a code, not a password
+    CONFIG_REQUIRED_ADDED = "config-required-added"
+    # the list itself (rules.review)
+    FINDINGS_MORE = "findings-more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,16 @@ class Finding:
     @classmethod
     def error(cls, code: Code, path: str, message: str) -> Finding:
         return cls(code, "error", path, message)
+
+    @classmethod
+    def warning(cls, code: Code, path: str, message: str) -> Finding:
+        """Does not reject; the reviewer should look."""
+        return cls(code, "warning", path, message)
+
+    @classmethod
+    def info(cls, code: Code, path: str, message: str) -> Finding:
+        """Context for the reviewer."""
+        return cls(code, "info", path, message)
 
     def to_json(self) -> dict[str, str]:
         return {

@@ -29,3 +29,16 @@ TEXT_FINDINGS_MAX = 20
 
 SYMLINK_HOPS_MAX = 40
 """Links followed inside a package before giving up, as the kernel's ELOOP limit."""
+
+FINDINGS_MAX = 200
+"""Findings stored on a version (the last one counts the rest), so a hostile package
+cannot grow the row without bound (DESIGN invariant 8)."""
+FINDING_MESSAGE_MAX = 500
+FINDING_PATH_MAX = 300
+"""Characters of one stored finding's message and path; longer ones are cut with "..."."""
+
+LARGE_FILE_BYTES = 10 * MIB
+"""A single package file over this size is pointed out to the reviewer."""
+PERMISSIONS_COMPARED_MAX = 200
+"""Permissions of each version matched against each other for widening; past these, new
+permissions are still reported, by exact comparison only."""
