@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from marketplace.cli.errors import CliError
 from marketplace.rules.content import Listing
+from marketplace.rules.traits import FileTraits, sample_size, traits_of
 from marketplace.rules.vocabulary import MANIFEST_NAME
 
 EXCLUDED_DIRS = frozenset({"node_modules", ".git"})
@@ -105,25 +106,48 @@ def collect(root: Path) -> list[PackEntry]:
     return entries
 
 
-def listing(root: Path) -> Listing:
+def listing(root: Path, *, with_traits: bool = False) -> Listing:
     """The files a package of `root` would hold, with their sizes, to check a manifest
-    against before packing. What cannot be packed is left out; packing refuses it."""
+    against before packing. What cannot be packed is left out; packing refuses it.
+
+    with_traits: also the traits of the notable files (`rules.traits`), from the mode
+    they will be packed with and their first bytes, as the service takes them."""
     files: dict[str, int] = {}
+    traits: dict[str, FileTraits] = {}
     for arcname, path, folder_link in _walk(root):
         if folder_link:
             continue
         try:
-            files[arcname] = _entry(root, path).size
+            entry = _entry(root, path)
         except (PackError, OSError):
             continue
-    return Listing(files=files)
+        files[arcname] = entry.size
+        found = _traits(entry) if with_traits else None
+        if found is not None and found.notable:
+            traits[arcname] = found
+    return Listing(files=files, traits=traits)
+
+
+def _traits(entry: PackEntry) -> FileTraits | None:
+    """None when the file cannot be read; packing it will fail and say why."""
+    try:
+        with entry.path.open("rb") as source:
+            head = source.read(sample_size(entry.arcname))
+    except OSError:
+        return None
+    return traits_of(entry.arcname, _mode(entry.executable), head)
+
+
+def _mode(executable: bool) -> int:
+    """The mode a file is packed with: normalised, so the same folder gives the same bytes."""
+    return 0o755 if executable else 0o644
 
 
 def _tarinfo(arcname: str, size: int, executable: bool) -> tarfile.TarInfo:
     info = tarfile.TarInfo(arcname)
     info.size = size
     info.mtime = 0
-    info.mode = 0o755 if executable else 0o644
+    info.mode = _mode(executable)
     info.uid = info.gid = 0
     info.uname = info.gname = ""
     info.type = tarfile.REGTYPE

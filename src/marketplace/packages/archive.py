@@ -14,7 +14,7 @@ import shutil
 import tarfile
 import unicodedata
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, Self
 
@@ -31,6 +31,7 @@ from marketplace.rules.limits import (
     UNPACKED_PER_PACKAGE_BYTES,
 )
 from marketplace.rules.text import display
+from marketplace.rules.traits import FileTraits, is_executable, sample_size, traits_of
 from marketplace.rules.vocabulary import MANIFEST_NAME
 
 __all__ = [
@@ -116,6 +117,9 @@ class ArchiveInfo:
     member_count: int
     compressed_bytes: int
     root_prefix: str | None  # the single top-level folder that was stripped, if any
+    # Notable files only (path as in files -> their mode and first bytes, judged by
+    # rules.files); a file not listed has nothing worth a finding.
+    traits: dict[str, FileTraits] = field(default_factory=dict)
 
 
 def inspect_archive(
@@ -317,6 +321,7 @@ class _Survey:
     parents: set[str] = field(default_factory=set)
     top_levels: set[str] = field(default_factory=set)
     manifests: dict[str, bytes | None] = field(default_factory=dict)
+    traits: dict[str, FileTraits] = field(default_factory=dict)
 
     def add(self, member: tarfile.TarInfo, tar: tarfile.TarFile) -> None:
         self.members += 1
@@ -334,6 +339,7 @@ class _Survey:
             self.symlinks[name] = member.linkname
         if _could_be_manifest(name) and kind == "file":
             self._keep_manifest(member, name, tar)
+        self._note_traits(member, name, kind, tar)
 
     def _kind_of(self, member: tarfile.TarInfo, name: str) -> _Kind:
         shown = display(member.name)
@@ -400,6 +406,28 @@ class _Survey:
         with extracted:
             self.manifests[name] = extracted.read()
 
+    def _note_traits(
+        self, member: tarfile.TarInfo, name: str, kind: str, tar: tarfile.TarFile
+    ) -> None:
+        """A file's mode and first bytes (at most `sample_size`, never the whole file; the
+        manifest's from what was kept); a hard link shares its target's bytes."""
+        if kind == "hardlink":
+            linked = self.traits.get(_normalise(member.linkname), FileTraits())
+            found = replace(linked, executable=linked.executable or is_executable(member.mode))
+        elif kind == "file":
+            head = self.manifests.get(name)
+            if head is None:
+                extracted = tar.extractfile(member)
+                if extracted is None:  # pragma: no cover - regular members always have data
+                    return
+                with extracted:
+                    head = extracted.read(sample_size(name))
+            found = traits_of(name, member.mode, head)
+        else:
+            return
+        if found.notable:
+            self.traits[name] = found
+
     def finish(self, *, compressed_bytes: int) -> ArchiveInfo:
         self._check_link_resolution()
         self._check_files_used_as_folders()
@@ -416,6 +444,7 @@ class _Survey:
             member_count=self.members,
             compressed_bytes=compressed_bytes,
             root_prefix=prefix,
+            traits={name[strip:]: traits for name, traits in self.traits.items()},
         )
 
     def _check_link_resolution(self) -> None:
