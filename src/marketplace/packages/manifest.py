@@ -198,7 +198,7 @@ def note_line(finding: Finding) -> str:
     """A finding as one sentence, its place then its message, as review notes list them."""
     path, message = finding.path, finding.message
     match finding.code:
-        case Code.HIDDEN_CHARACTERS_MORE:
+        case Code.HIDDEN_CHARACTERS_MORE | Code.FINDINGS_MORE:
             return message
         case Code.HIDDEN_CHARACTERS:
             return f"{display(f'manifest.{path}')} {message}"

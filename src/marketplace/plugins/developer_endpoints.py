@@ -79,7 +79,11 @@ async def set_price(
 async def create_version(
     body: CreateVersionIn, plugin: OwnedPluginForWrite, session: DbSession
 ) -> Envelope[VersionOut]:
-    """Create a pending ConfigOnly or inline-code version from a manifest (no package)."""
+    """Create a pending ConfigOnly or inline-code version from a manifest (no package).
+
+    The automatic checks' findings are kept on the version: an error rejects it at once;
+    warnings and infos (changes against the last approved version) wait for the reviewer.
+    """
     version = await service.create_version_from_manifest(
         session,
         plugin,
@@ -108,6 +112,9 @@ async def upload_version(
     """Upload a .tar.gz package (multipart: file, version, changelog) as a pending version.
 
     The manifest id must equal the pluginKey and the manifest version the version field.
+    The automatic checks' findings are kept on the version: an error rejects it at once;
+    warnings and infos (its files, changes against the last approved version) wait for the
+    reviewer.
     """
     await end_checks(session)
     version = await uploads.upload_version(

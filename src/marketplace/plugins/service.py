@@ -32,7 +32,6 @@ from marketplace.packages.manifest import (
     check_manifest_category,
     check_manifest_identity,
     check_manifest_shape,
-    deep_findings,
     distribution_of,
 )
 from marketplace.plugins import review as plugin_review
@@ -47,6 +46,8 @@ from marketplace.plugins.schemas import (
     PublishIn,
 )
 from marketplace.publishing import queries, review
+from marketplace.publishing.findings import as_stored, last_approved, settle
+from marketplace.rules.review import plugin_version_findings
 
 # ---------- categories ----------
 
@@ -264,7 +265,12 @@ async def add_version(
     blob_key: str | None = None,
     released_by_admin: User | None = None,
 ) -> PluginVersion:
-    """Insert a pending version; reject it at once on findings, or release it for an admin."""
+    """Insert a pending version with its findings; reject it at once on an error finding,
+    or release it for an admin (warnings and infos are for a reviewer, they do not stop it)."""
+    base = await last_approved(session, PLUGINS, plugin.id)
+    findings = plugin_version_findings(
+        manifest, archive, base=base.manifest if base is not None else None
+    )
     row = PluginVersion(
         plugin_id=plugin.id,
         version=version,
@@ -276,13 +282,12 @@ async def add_version(
         blob_key=blob_key,
         review_status=ReviewStatus.PENDING,
         is_latest=False,
+        findings=as_stored(findings),
     )
     # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
     await insert_unique(session, row, PLUGINS.version_exists_error(plugin, version))
-    findings = deep_findings(manifest, archive)
-    if findings:
-        await review.auto_reject(session, PLUGINS, plugin, row, findings)
-    elif released_by_admin is not None:
+    rejected = await settle(session, PLUGINS, plugin, row, findings)
+    if not rejected and released_by_admin is not None:
         # Versions an administrator adds are approved and current at once (CONTRACT 5).
         await review.decide(
             session,

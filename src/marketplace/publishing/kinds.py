@@ -28,6 +28,7 @@ class ReviewedVersion(Protocol):
     version: str
     review_status: str
     review_note: str | None
+    findings: list[dict[str, str]]
     reviewed_by: str | None
     is_latest: bool
     blob_key: str | None

@@ -100,7 +100,9 @@ async def publish(
 ) -> Envelope[ScenarioDetail]:
     """Publish a scenario: a new id creates it, an id the caller owns gets a new version.
 
-    The new version is pending review. Answers the scenario with its version history.
+    The new version is pending review, with its findings (its permissions against the last
+    approved version; an error would reject it). Answers the scenario with its version
+    history.
     """
     existing = await session.scalar(
         select(Scenario)
@@ -155,7 +157,9 @@ async def upload_package(
     """Upload the .tar.gz package of a pending version (multipart: file, version?).
 
     Streamed and checked as it arrives, with the plugin packages' archive rules. A
-    manifest.json is optional; one that is present must name this id and version.
+    manifest.json is optional; one that is present must name this id and version. The
+    version's findings are computed again with the package: an error rejects it at once;
+    warnings and infos wait for the reviewer.
     """
     await end_checks(session)
     version = await uploads.upload_package(request, settings, sessions, store, scenario.id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,9 +29,13 @@ from marketplace.models import (
     ScenarioVersion,
     User,
 )
+from marketplace.packages.archive import ArchiveInfo
 from marketplace.packages.manifest import version_sort_key
 from marketplace.publishing import queries
+from marketplace.publishing.findings import as_stored, last_approved, settle
 from marketplace.publishing.lookup import check_owner, find_item
+from marketplace.rules.findings import Finding
+from marketplace.rules.review import scenario_version_findings
 from marketplace.scenarios.kind import SCENARIOS, sync_status
 from marketplace.scenarios.schemas import ScenarioPublishIn, ScenarioUpdateIn
 
@@ -83,6 +88,28 @@ def _version_row(
     )
 
 
+def metadata_of(version: ScenarioVersion) -> dict[str, Any]:
+    """A version's metadata as the API names it (camelCase): what its findings are about."""
+    return {to_camel(field): getattr(version, field) for field in SCENARIO_METADATA}
+
+
+async def version_findings(
+    session: AsyncSession,
+    scenario_id: str,
+    version: ScenarioVersion,
+    package: ArchiveInfo | None = None,
+) -> list[Finding]:
+    """The findings of a version (and of its package, once uploaded), its permissions
+    compared with the scenario's last approved version."""
+    base = await last_approved(session, SCENARIOS, scenario_id)
+    return scenario_version_findings(
+        metadata_of(version),
+        package.manifest if package is not None else None,
+        package,
+        base=metadata_of(base) if base is not None else None,
+    )
+
+
 async def publish(
     session: AsyncSession, owner: User, body: ScenarioPublishIn, existing: Scenario | None
 ) -> Scenario:
@@ -92,6 +119,8 @@ async def publish(
         await _add_version(session, existing, body)
         return existing
     row = _version_row(body.id, body, None)
+    findings = scenario_version_findings(metadata_of(row), None, None, base=None)
+    row.findings = as_stored(findings)
     scenario = Scenario(id=body.id, owner_id=owner.id, review_status=ReviewStatus.PENDING)
     mirror_newest(scenario, row)
     try:
@@ -108,6 +137,7 @@ async def publish(
         return existing
     session.add(row)
     await session.flush()
+    await settle(session, SCENARIOS, scenario, row, findings)
     return scenario
 
 
@@ -116,11 +146,14 @@ async def _add_version(session: AsyncSession, scenario: Scenario, body: Scenario
         raise SCENARIOS.version_exists_error(scenario, body.version)
     check_not_taken_down(scenario)
     row = _version_row(scenario.id, body, scenario)
+    findings = await version_findings(session, scenario.id, row)
+    row.findings = as_stored(findings)
     # (scenario, version) is unique in the database: of two racing publishes one gets 409.
     await insert_unique(session, row, SCENARIOS.version_exists_error(scenario, body.version))
     if version_sort_key(row.version) > version_sort_key(scenario.version):
         mirror_newest(scenario, row)
         await session.flush()
+    await settle(session, SCENARIOS, scenario, row, findings)
 
 
 # ---------- edit ----------

@@ -15,6 +15,7 @@ from marketplace.errors import InvalidState, ScenarioValidationFailed
 from marketplace.models import ReviewStatus, Scenario, ScenarioVersion
 from marketplace.packages.manifest import parse_version
 from marketplace.publishing import queries
+from marketplace.publishing.findings import settle
 from marketplace.publishing.uploads import (
     Package,
     RowWriter,
@@ -49,12 +50,15 @@ async def _check(
     version = await _target_version(session, scenario, package.fields.get("version"))
     check_manifest_agrees(package.archive.manifest, scenario.id, version.version)
     _check_accepts_package(scenario, version)
+    # The package's findings replace the version's: they cover its metadata again.
+    findings = await service.version_findings(session, scenario.id, version, package.archive)
 
     async def attach(key: str) -> ScenarioVersion:
         version.sha256, version.size, version.blob_key = package.sha256, package.size, key
         if version.version == scenario.version:
             service.mirror_newest(scenario, version)
         await session.flush()
+        await settle(session, SCENARIOS, scenario, version, findings)
         return version
 
     return attach
