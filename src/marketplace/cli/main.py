@@ -1,6 +1,6 @@
 """The `marketplace` console script.
 
-Client commands (publish, publish-batch, login, logout, install) are registered here from
+Client commands (publish, validate, publish-batch, login, logout, install) are registered here from
 their modules; the server commands (serve, db, user, storage) come from `cli/server.py`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from marketplace.cli import batch, install, login, publish, server
+from marketplace.cli import batch, install, login, publish, server, validate
 
 app = typer.Typer(
     name="marketplace",
@@ -27,6 +27,7 @@ def main() -> None:
 
 login.register(app)
 publish.register(app)
+validate.register(app)
 batch.register(app)
 install.register(app)
 server.register(app)
