@@ -415,7 +415,7 @@ class _Survey:
             linked = self.traits.get(_normalise(member.linkname), FileTraits())
             found = replace(linked, executable=linked.executable or is_executable(member.mode))
         elif kind == "file":
-            head = self.manifests.get(name)
+            head = self.manifests.get(name, b"" if member.size == 0 else None)
             if head is None:
                 extracted = tar.extractfile(member)
                 if extracted is None:  # pragma: no cover - regular members always have data

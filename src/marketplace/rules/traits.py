@@ -139,21 +139,31 @@ def script_stats(sample: bytes) -> ScriptStats:
     """Counts over the head of a JavaScript file (at most SCRIPT_SAMPLE_BYTES of it)."""
     sample = sample[:SCRIPT_SAMPLE_BYTES]
     lines = sample.split(b"\n")
+    # Each marker is looked for only when its cheap substring is there: most files of a
+    # package are plain scripts, and every one of them is measured.
     return ScriptStats(
         sampled=len(sample),
         lines=len(lines) - 1,
-        longest_line=max(len(line) for line in lines),
-        hex_names=sum(1 for _ in _HEX_NAME.finditer(sample)),
-        escape_run=max(
-            (len(_ESCAPE.findall(match.group())) for match in _ESCAPE_RUN.finditer(sample)),
-            default=0,
-        ),
-        dynamic_code=sum(
-            1
-            for match in _DYNAMIC_CODE.finditer(sample)
-            if _STRING_BUILDING.search(sample, match.end(), match.end() + _DYNAMIC_ARGUMENT_WINDOW)
-        ),
-        base64_literal=max(
-            (len(match.group(1)) for match in _BASE64_LITERAL.finditer(sample)), default=0
-        ),
+        longest_line=max(map(len, lines)),
+        hex_names=len(_HEX_NAME.findall(sample)) if b"_0x" in sample else 0,
+        escape_run=_longest_escape_run(sample) if b"\\" in sample else 0,
+        dynamic_code=_dynamic_code(sample) if b"eval" in sample or b"Function" in sample else 0,
+        base64_literal=_longest_base64(sample),
     )
+
+
+def _longest_escape_run(sample: bytes) -> int:
+    runs = [match.group() for match in _ESCAPE_RUN.finditer(sample)]
+    return max((len(_ESCAPE.findall(run)) for run in runs), default=0)
+
+
+def _dynamic_code(sample: bytes) -> int:
+    return sum(
+        1
+        for match in _DYNAMIC_CODE.finditer(sample)
+        if _STRING_BUILDING.search(sample, match.end(), match.end() + _DYNAMIC_ARGUMENT_WINDOW)
+    )
+
+
+def _longest_base64(sample: bytes) -> int:
+    return max((len(literal) for literal in _BASE64_LITERAL.findall(sample)), default=0)
