@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
@@ -25,10 +27,12 @@ from marketplace.db import make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
+from marketplace.kit.tempfiles import remove_abandoned
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
 from marketplace.publishing.endpoints import audit_router
+from marketplace.publishing.uploads import upload_dir
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
@@ -48,6 +52,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Half-received uploads of killed workers would otherwise stay on disk for good.
+        await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
         yield
         await shutdown(app)
 
