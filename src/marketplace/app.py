@@ -47,8 +47,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()
     engine = make_engine(settings.database_url)
-    limiter = RateLimiter(settings)
     metrics = Metrics()
+    limiter = RateLimiter(settings, fallbacks=metrics.rate_limit_fallbacks)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -124,8 +124,14 @@ def _add_operations_routes(app: FastAPI) -> None:
         except Exception as exc:
             checks["storage"] = f"error: {type(exc).__name__}"
         ready = all(v == "ok" for v in checks.values())
+        # Redis is not needed to serve (rate limits fall back to the process): reported,
+        # and the answer says "degraded", but it does not take the instance out.
+        redis_state = await request.app.state.limiter.check_redis()
+        if redis_state is not None:
+            checks["redis"] = redis_state
+        status = "ok" if ready and redis_state in (None, "ok") else "degraded"
         return JSONBytes(
-            {"status": "ok" if ready else "unavailable", "checks": checks},
+            {"status": status if ready else "unavailable", "checks": checks},
             status_code=200 if ready else 503,
         )
 

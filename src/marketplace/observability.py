@@ -53,6 +53,11 @@ class Metrics:
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
         )
+        self.rate_limit_fallbacks = Counter(
+            "rate_limit_redis_fallbacks_total",
+            "Times Redis failed and rate limits were counted in the process instead",
+            registry=self.registry,
+        )
 
 
 class RequestContextMiddleware:
