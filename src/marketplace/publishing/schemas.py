@@ -9,7 +9,10 @@ from pydantic import Field, StrictBool
 
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 
-Note = Annotated[SafeText, Field(max_length=5000)]
+NOTE_MAX_CHARS = 5000
+"""A review note, a reviewer's or the automatic validation's, is at most this long."""
+
+Note = Annotated[SafeText, Field(max_length=NOTE_MAX_CHARS)]
 
 
 class VersionReviewIn(InputModel):
