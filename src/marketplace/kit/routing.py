@@ -47,6 +47,8 @@ class _LenientJSONRequest(Request):
             return InvalidJSON.undecodable(error)
         except UnicodeDecodeError as error:
             return InvalidJSON.undecodable(json.JSONDecodeError("not UTF-8", "", error.start))
+        except RecursionError:
+            return InvalidJSON("invalid JSON: nested too deeply")
         # Every JSON body is an object; `null` would otherwise stand for "no body" on a
         # route whose body is optional.
         return value if isinstance(value, dict) else InvalidJSON(f"body {NOT_AN_OBJECT}")
