@@ -15,12 +15,15 @@ CHUNK = 64 * 1024
 
 
 class MemoryStore:
-    """iter_bytes over blobs held in a dict, in small chunks; counts chunks served."""
+    """iter_bytes over blobs held in a dict, in small chunks (with empty ones between them
+    when `gaps`, as a network stream may give); counts closed iterators."""
 
-    def __init__(self, blobs: dict[str, bytes] | None = None, chunk: int = 1000) -> None:
+    def __init__(
+        self, blobs: dict[str, bytes] | None = None, chunk: int = 1000, *, gaps: bool = False
+    ) -> None:
         self.blobs = dict(blobs or {})
         self.chunk = chunk
-        self.chunks_served = 0
+        self.gaps = gaps
         self.closed = 0
 
     def as_store(self) -> BlobStore:
@@ -34,7 +37,8 @@ class MemoryStore:
         data = self.blobs[key]
         try:
             for offset in range(0, len(data), self.chunk):
-                self.chunks_served += 1
+                if self.gaps:
+                    yield b""
                 yield data[offset : offset + self.chunk]
         finally:
             self.closed += 1

@@ -73,6 +73,12 @@ async def test_listing_without_a_root_folder_keeps_the_paths(store: MemoryStore)
     assert paths == ["current", "index.js", "latin1.txt", "logo.bin", "manifest.json", "notes.txt"]
 
 
+async def test_empty_chunks_from_storage_are_not_the_end_of_the_blob() -> None:
+    store = MemoryStore({"head": HEAD}, chunk=7, gaps=True)
+    listing = await package_listing(store.as_store(), "head")
+    assert len(listing) == 6
+
+
 async def test_a_missing_blob_is_unreadable(store: MemoryStore) -> None:
     with pytest.raises(PackageUnreadable, match="missing from storage"):
         await package_listing(store.as_store(), "nope")

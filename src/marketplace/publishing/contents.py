@@ -194,12 +194,12 @@ class _BlobReader:
         self._done = False
 
     def read(self, size: int = -1, /) -> bytes:
-        if self._offset >= len(self._chunk):
+        while self._offset >= len(self._chunk):  # an empty chunk is not the end
             if self._done:
                 return b""
             chunk = anyio.from_thread.run(_next_chunk, self._chunks)
-            if not chunk:
-                self._done = chunk is None
+            if chunk is None:
+                self._done = True
                 return b""
             self._chunk, self._offset = chunk, 0
         start = self._offset
