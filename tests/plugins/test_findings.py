@@ -171,6 +171,13 @@ async def test_new_version_is_compared_with_the_last_approved_one(
     ]
     shown = await admin_version(client, admin, plugin["id"], second["id"])
     assert shown["findings"] == second["findings"]
+    # The findings compare with the version the reviewer's diff compares with.
+    diff = ok(
+        await client.get(
+            f"/api/v1/admin/plugins/versions/{second['id']}/diff", headers=admin.headers
+        )
+    )
+    assert diff["base"]["id"] == first["id"] and diff["newPermissions"] == ["network:*"]
 
 
 async def test_rejected_versions_are_not_the_base(

@@ -179,7 +179,7 @@ def test_scenario_package_manifest_and_file_names_are_checked_too() -> None:
         base=None,
     )
     assert summary(found) == [
-        ("hidden-characters", "error", "manifest.steps[0].prompt"),
+        ("hidden-characters", "error", "package.steps[0].prompt"),
         ("hidden-characters-in-file-name", "error", "file:evil\u202egpj.exe"),
         ("file-native-binary", "warning", "file:evil\u202egpj.exe"),
     ]

@@ -147,7 +147,7 @@ async def test_hidden_characters_in_the_package_manifest_reject(
     version = ok(await upload(client, dev, scenario["id"], data), 200)
 
     assert version["reviewStatus"] == "rejected" and version["reviewedBy"] == "system"
-    assert brief(version["findings"]) == [("hidden-characters", "error", "manifest.description")]
+    assert brief(version["findings"]) == [("hidden-characters", "error", "package.description")]
     assert "U+202E" in version["reviewNote"]
     detail = ok(await client.get(f"{DEV}/{scenario['id']}", headers=dev.headers))
     assert detail["reviewStatus"] == "rejected"

@@ -46,7 +46,8 @@ from marketplace.plugins.schemas import (
     PublishIn,
 )
 from marketplace.publishing import queries, review
-from marketplace.publishing.findings import as_stored, last_approved, settle
+from marketplace.publishing.diff import diff_base
+from marketplace.publishing.findings import as_stored, settle
 from marketplace.rules.review import plugin_version_findings
 
 # ---------- categories ----------
@@ -267,10 +268,6 @@ async def add_version(
 ) -> PluginVersion:
     """Insert a pending version with its findings; reject it at once on an error finding,
     or release it for an admin (warnings and infos are for a reviewer, they do not stop it)."""
-    base = await last_approved(session, PLUGINS, plugin.id)
-    findings = plugin_version_findings(
-        manifest, archive, base=base.manifest if base is not None else None
-    )
     row = PluginVersion(
         plugin_id=plugin.id,
         version=version,
@@ -282,8 +279,12 @@ async def add_version(
         blob_key=blob_key,
         review_status=ReviewStatus.PENDING,
         is_latest=False,
-        findings=as_stored(findings),
     )
+    base = await diff_base(session, PLUGINS, row)
+    findings = plugin_version_findings(
+        manifest, archive, base=base.manifest if base is not None else None
+    )
+    row.findings = as_stored(findings)
     # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
     await insert_unique(session, row, PLUGINS.version_exists_error(plugin, version))
     rejected = await settle(session, PLUGINS, plugin, row, findings)

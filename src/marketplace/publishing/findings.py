@@ -1,52 +1,24 @@
-"""The automatic checks' findings on a new version (CONTRACT 12), for every kind: the
-version they compare against, how they are kept, and the rejection an error brings.
+"""The automatic checks' findings on a new version (CONTRACT 12), for every kind: how
+they are kept, and the rejection an error brings.
 
-The rules themselves are `marketplace.rules.review`'s; this module runs them inside the
-transaction that creates or completes the version, under the item's lock.
+The rules themselves are `marketplace.rules.review`'s; the callers run them inside the
+transaction that creates or completes the version, under the item's lock, against the
+version the reviewer's diff compares with (`publishing.diff.diff_base`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.kit.jsonsafe import storable
-from marketplace.models import ReviewStatus
-from marketplace.packages.manifest import note_line, version_sort_key
+from marketplace.packages.manifest import note_line
 from marketplace.publishing import review
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.rules.findings import Finding
 
 Kind = ItemKind[ItemT, VersionT]
-
-
-async def last_approved(
-    session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
-) -> VersionT | None:
-    """The item's current version, else its newest approved one; None when no version
-    was ever approved (or every approved one was taken down)."""
-    current = await session.scalar(
-        select(kind.version_model).where(
-            kind.parent == item_id, kind.version_column("is_latest").is_(True)
-        )
-    )
-    if current is not None:  # only an approved version can be current (a check constraint)
-        return current
-    approved = (
-        await session.execute(
-            select(kind.version_column("id"), kind.version_column("version")).where(
-                kind.parent == item_id,
-                kind.version_column("review_status") == ReviewStatus.APPROVED,
-            )
-        )
-    ).all()
-    if not approved:
-        return None
-    # Only the winner's row is loaded: a plugin version carries its whole manifest.
-    newest_id = max(approved, key=lambda row: version_sort_key(row[1]))[0]
-    return await session.get(kind.version_model, newest_id)
 
 
 def as_stored(findings: Sequence[Finding]) -> list[dict[str, str]]:

@@ -18,8 +18,9 @@ from marketplace.rules.files import PackageTraits, file_findings
 from marketplace.rules.findings import SEVERITIES, Code, Finding
 from marketplace.rules.limits import FINDING_MESSAGE_MAX, FINDING_PATH_MAX, FINDINGS_MAX
 
-SCENARIO_PACKAGE_MANIFEST = "manifest"
-"""Where a scenario package's manifest.json sits in the document its findings name."""
+SCENARIO_PACKAGE_MANIFEST = "package"
+"""Where a scenario package's manifest.json sits in the document its findings name
+(`package.description`), as the reviewer's diff names its keys."""
 
 
 def plugin_version_findings(
@@ -43,7 +44,7 @@ def scenario_document(
     metadata: Mapping[str, Any], package_manifest: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """What a scenario version's findings are about: its metadata (camelCase, as the API
-    shows it) and, under `manifest`, its package's manifest.json when it has one."""
+    shows it) and, under `package`, its package's manifest.json when it has one."""
     document = dict(metadata)
     if package_manifest is not None:
         document[SCENARIO_PACKAGE_MANIFEST] = dict(package_manifest)

@@ -32,7 +32,8 @@ from marketplace.models import (
 from marketplace.packages.archive import ArchiveInfo
 from marketplace.packages.manifest import version_sort_key
 from marketplace.publishing import queries
-from marketplace.publishing.findings import as_stored, last_approved, settle
+from marketplace.publishing.diff import diff_base
+from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.lookup import check_owner, find_item
 from marketplace.rules.findings import Finding
 from marketplace.rules.review import scenario_version_findings
@@ -94,14 +95,11 @@ def metadata_of(version: ScenarioVersion) -> dict[str, Any]:
 
 
 async def version_findings(
-    session: AsyncSession,
-    scenario_id: str,
-    version: ScenarioVersion,
-    package: ArchiveInfo | None = None,
+    session: AsyncSession, version: ScenarioVersion, package: ArchiveInfo | None = None
 ) -> list[Finding]:
     """The findings of a version (and of its package, once uploaded), its permissions
-    compared with the scenario's last approved version."""
-    base = await last_approved(session, SCENARIOS, scenario_id)
+    compared with the scenario's last approved version (the diff's base)."""
+    base = await diff_base(session, SCENARIOS, version)
     return scenario_version_findings(
         metadata_of(version),
         package.manifest if package is not None else None,
@@ -146,7 +144,7 @@ async def _add_version(session: AsyncSession, scenario: Scenario, body: Scenario
         raise SCENARIOS.version_exists_error(scenario, body.version)
     check_not_taken_down(scenario)
     row = _version_row(scenario.id, body, scenario)
-    findings = await version_findings(session, scenario.id, row)
+    findings = await version_findings(session, row)
     row.findings = as_stored(findings)
     # (scenario, version) is unique in the database: of two racing publishes one gets 409.
     await insert_unique(session, row, SCENARIOS.version_exists_error(scenario, body.version))

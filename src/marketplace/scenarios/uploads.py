@@ -51,7 +51,7 @@ async def _check(
     check_manifest_agrees(package.archive.manifest, scenario.id, version.version)
     _check_accepts_package(scenario, version)
     # The package's findings replace the version's: they cover its metadata again.
-    findings = await service.version_findings(session, scenario.id, version, package.archive)
+    findings = await service.version_findings(session, version, package.archive)
 
     async def attach(key: str) -> ScenarioVersion:
         version.sha256, version.size, version.blob_key = package.sha256, package.size, key
