@@ -46,7 +46,7 @@ def test_a_new_plugin_is_listed_approved_then_its_next_version_diffed_and_reject
         ("plugin-version", key, "1.0.0"),
     ]  # oldest first: the plugin record is created before its version
     assert {r["developer"]["name"] for r in rows} == {"Dev"}
-    assert rows[1]["findings"] == 0
+    assert rows[1]["findings"] == 1  # a first version lists the permissions it requests
 
     approved = market.as_admin("review", "approve-plugin", key)
     assert approved.returncode == 0, approved.stderr
@@ -66,6 +66,9 @@ def test_a_new_plugin_is_listed_approved_then_its_next_version_diffed_and_reject
     )
     assert market.as_developer("publish", str(second)).returncode == 0
     version_id = market.version(key, "1.1.0")["id"]
+    assert [(f["code"], f["path"]) for f in market.version(key, "1.1.0")["findings"]] == [
+        ("permission-added", "permissions[1]")
+    ]
 
     diff = market.as_admin("review", "diff", version_id)
     assert diff.returncode == 0, diff.stderr
@@ -120,7 +123,11 @@ def test_a_scenario_version_is_found_by_id_shown_and_approved(market: Market) ->
     shown = market.as_admin("review", "show", row["id"])  # no --kind: plugins tried first
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[0] == f"Scenario version 1.0.0 of {scenario_id} (Triage)"
-    assert "Findings: none" in shown.stdout
+    assert "Findings (1):" in shown.stdout.splitlines()
+    assert (
+        "  info    permissions-requested  permissions: no version was approved before; this "
+        'one requests 1 permission: "fs:read"'
+    ) in shown.stdout.splitlines()
 
     first = data_of(market.as_admin("review", "diff", row["id"], "--json"))["diff"]
     assert first["base"] is None and first["newPermissions"] == ["fs:read"]
