@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     # After a Redis error, counters stay in the process for this long before Redis is
     # tried again, so an outage costs one timeout per process per period, not per request.
     redis_retry_seconds: float = Field(default=5.0, ge=0, le=300)
+    # Keys of this deployment in a Redis that others may share.
+    redis_key_prefix: str = Field(default="mkt", pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
     secret_key: SecretStr | None = None
     public_url: str = "http://127.0.0.1:8000"
     access_token_minutes: int = 60

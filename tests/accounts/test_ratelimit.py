@@ -85,7 +85,13 @@ async def redis_available() -> AsyncIterator[None]:
 async def test_two_app_instances_share_one_limit_through_redis(
     settings: Settings, tmp_path: Path
 ) -> None:
-    limited = _limited(settings, redis_url=REDIS_URL, rate_limit_login="4/minute")
+    # A prefix of its own: other test runs may share this Redis within the same minute.
+    limited = _limited(
+        settings,
+        redis_url=REDIS_URL,
+        redis_key_prefix=f"test-{uuid.uuid4().hex}",
+        rate_limit_login="4/minute",
+    )
     first, second = create_app(limited), create_app(limited)
     email = f"{uuid.uuid4().hex}@example.com"
     # Distinct client IPs per instance so only the shared per-email window can trip.

@@ -54,7 +54,7 @@ class RateLimiter:
             storage = RedisStorage(
                 _redis_uri(settings.redis_url),
                 implementation="redispy",
-                key_prefix="mkt",
+                key_prefix=settings.redis_key_prefix,
                 connection_pool=self._pool,  # type: ignore[arg-type]
             )
             self._shared = FixedWindowRateLimiter(storage)
