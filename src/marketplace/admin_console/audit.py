@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.admin_console.deps import ConsoleReviewer
 from marketplace.admin_console.history import with_actors
 from marketplace.admin_console.http import console_router, page
-from marketplace.admin_console.kinds import PLUGIN_PAGES, SCENARIO_PAGES
+from marketplace.admin_console.kinds import AUDIT_LINKS, PLUGIN_PAGES, SCENARIO_PAGES
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import is_row_id
@@ -26,12 +26,6 @@ router = console_router()
 
 PAGE_SIZE = 50
 ACTIONS = [a.value for a in Action]
-# Where a record's resource is shown in the console, by its type.
-LINKS = {
-    PLUGIN_PAGES.kind.name: "/console/plugins/{}",
-    PLUGIN_PAGES.kind.version_resource: "/console/plugins/versions/{}",
-    SCENARIO_PAGES.kind.version_resource: "/console/scenarios/versions/{}",
-}
 RESOURCE_TYPES = [
     PLUGIN_PAGES.kind.name,
     PLUGIN_PAGES.kind.version_resource,
@@ -108,7 +102,7 @@ async def audit_page(
         "filters": filters,
         "actions": ACTIONS,
         "resource_types": RESOURCE_TYPES,
-        "links": LINKS,
+        "links": AUDIT_LINKS,
         "rows": [],
         "total": 0,
         "page_number": page_number,

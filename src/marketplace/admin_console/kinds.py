@@ -74,3 +74,11 @@ def item_title(item: Any) -> str:
     """ "Name (key)" for a plugin, "Name (id)" for a scenario."""
     key = item.plugin_key if isinstance(item, Plugin) else item.id
     return f"{item.name} ({key})"
+
+
+# Where an audit record's resource is shown in the console, by its resource type.
+AUDIT_LINKS = {
+    PLUGINS.name: "/console/plugins/{}",
+    PLUGINS.version_resource: PLUGIN_PAGES.version_url("{}"),
+    SCENARIOS.version_resource: SCENARIO_PAGES.version_url("{}"),
+}

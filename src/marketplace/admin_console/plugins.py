@@ -10,7 +10,7 @@ from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
 from marketplace.admin_console.findings import counts
 from marketplace.admin_console.history import item_audit
 from marketplace.admin_console.http import console_router, page, redirect
-from marketplace.admin_console.kinds import PLUGIN_PAGES, item_title
+from marketplace.admin_console.kinds import AUDIT_LINKS, PLUGIN_PAGES, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
 from marketplace.errors import AppError
@@ -53,6 +53,7 @@ async def _render(
         version_findings={v.id: counts(v.findings) for v in versions},
         pages=PLUGIN_PAGES,
         reviewer_label=labels.get(plugin.reviewed_by or "", None),
+        links=AUDIT_LINKS,
         audit=await item_audit(db, PLUGINS, plugin.id, [v.id for v in versions]),
         error=error,
         note=note,

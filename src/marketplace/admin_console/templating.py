@@ -29,6 +29,12 @@ def age(moment: datetime | None, now: datetime | None = None) -> str:
     return f"{seconds // 86400} d"
 
 
+def ago(moment: datetime | None) -> str:
+    """ "3 h ago", or "just now"."""
+    shown = age(moment)
+    return shown if shown in ("just now", "-") else f"{shown} ago"
+
+
 def when(moment: datetime | None) -> str:
     if moment is None:
         return "-"
@@ -66,7 +72,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(age=age, when=when, size=size, pretty_json=pretty_json)
+    env.filters.update(age=age, ago=ago, when=when, size=size, pretty_json=pretty_json)
     env.globals.update(icon_src=icon_src)
     return env
 

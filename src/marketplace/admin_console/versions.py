@@ -13,7 +13,7 @@ from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
 from marketplace.admin_console.findings import counts, grouped
 from marketplace.admin_console.history import developer_rejections, item_audit
 from marketplace.admin_console.http import console_router, page, redirect
-from marketplace.admin_console.kinds import ConsoleKind, console_kind, item_title
+from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
 from marketplace.errors import AppError
@@ -73,6 +73,7 @@ async def _render(
         labels=labels,
         rejections=await developer_rejections(db, kind, item.owner_id, item.id),
         audit=audit,
+        links=AUDIT_LINKS,
         pending=version.review_status == ReviewStatus.PENDING,
         error=error,
         note=note,
