@@ -15,7 +15,16 @@ from marketplace.models import Category, Role, User
 from tests.admin_console.helpers import age_sessions, logged_in, session_rows
 from tests.factories import Factory
 
-PAGES = ["/console", "/console/queue", "/console/categories", "/console/audit"]
+PAGES = [
+    "/console",
+    "/console/queue",
+    "/console/categories",
+    "/console/audit",
+    "/console/plugins/versions/00000000-0000-0000-0000-000000000000",
+    "/console/scenarios/versions/00000000-0000-0000-0000-000000000000",
+    "/console/plugins/some-plugin",
+    "/console/developers/00000000-0000-0000-0000-000000000000",
+]
 
 
 def _login_target(response: httpx.Response) -> tuple[str, dict[str, list[str]]]:

@@ -8,28 +8,17 @@ CI installs it (.ci/run).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
+from tests.admin_console.browser.chromium import ARGS, CHROMIUM, require_chromium
 from tests.admin_console.browser.seed import Seeded, seed
 from tests.e2e.market import Market, running_market
 
 HERE = Path(__file__).parent
-CHROMIUM = Path("/usr/bin/chromium")
-# Playwright cannot download its own browsers here: Debian's, headless, quiet.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCREENSHOTS = HERE.parents[1] / "screenshots"
 
 
@@ -41,20 +30,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    reason = (
-        f"{CHROMIUM} is missing: `apt-get install -y chromium` runs the console's browser tests"
-    )
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def console_market(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
-    _require_chromium()
+    require_chromium()
     with running_market(tmp_path_factory.mktemp("console-market")) as live:
         yield live
 
@@ -66,11 +44,9 @@ def seeded(console_market: Market) -> Seeded:
 
 @pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[Browser]:
-    _require_chromium()
+    require_chromium()
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         yield launched
         await launched.close()
 
