@@ -72,14 +72,14 @@ async def login_form(
     request: Request,
     settings: AppSettings,
     m: Annotated[str | None, Query(max_length=20)] = None,
-    next: Annotated[str | None, Query(max_length=2000)] = None,
+    next_path: Annotated[str | None, Query(alias="next", max_length=2000)] = None,
 ) -> Response:
     # The login form's CSRF token pairs a cookie with a hidden field (double submit); a
     # token already set is kept, so two open login tabs both work.
     token = request.cookies.get(LOGIN_COOKIE) or new_token()
     response = _login_page(
         request,
-        next_path=safe_next(next),
+        next_path=safe_next(next_path),
         csrf_token=token,
         notice=NOTICES.get(m or ""),
     )
