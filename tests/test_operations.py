@@ -1,8 +1,16 @@
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+
 import httpx
 import pytest
+import structlog
+import structlog.testing
 from fastapi import FastAPI
+from prometheus_client import generate_latest
+from starlette.requests import ClientDisconnect
+from starlette.types import Message
 
 from tests.helpers import err
 
@@ -139,3 +147,69 @@ async def test_streamed_oversize_json_body_is_enveloped_413(client: httpx.AsyncC
         "/api/v1/auth/login", content=body(), headers={"content-type": "application/json"}
     )
     err(response, 413, "PAYLOAD_TOO_LARGE")
+
+
+@pytest.fixture
+def info_logs(own_app: FastAPI) -> Iterator[None]:
+    """Let info lines through for the test (the suite's settings log warnings only); after
+    the app is made, since making one configures logging."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
+
+
+async def _boom() -> None:
+    raise RuntimeError("a bug")
+
+
+@pytest.mark.usefixtures("info_logs")
+async def test_a_500_carries_the_request_id_and_its_log_line_names_it(own_app: FastAPI) -> None:
+    own_app.add_api_route("/boom", _boom)
+    transport = httpx.ASGITransport(app=own_app, raise_app_exceptions=False)
+    with structlog.testing.capture_logs(
+        processors=[structlog.contextvars.merge_contextvars]
+    ) as logs:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            response = await client.get("/boom", headers={"X-Request-ID": "req-500"})
+    err(response, 500, "INTERNAL_ERROR")
+    assert response.headers["x-request-id"] == "req-500"
+    assert response.headers["connection"] == "close"
+    assert "a bug" not in response.text
+    [failure] = [entry for entry in logs if entry["event"] == "unhandled exception"]
+    assert failure["request_id"] == "req-500"
+    [access] = [entry for entry in logs if entry["event"] == "request"]
+    assert access["status"] == 500
+    assert access["request_id"] == "req-500"
+
+
+async def _hang_up() -> None:
+    raise ClientDisconnect()
+
+
+@pytest.mark.usefixtures("info_logs")
+async def test_a_client_that_hangs_up_is_an_info_line_not_an_error(own_app: FastAPI) -> None:
+    own_app.add_api_route("/hang-up", _hang_up)
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": "/hang-up", "raw_path": b"/hang-up", "query_string": b"",
+        "root_path": "", "headers": [], "client": ("127.0.0.1", 1), "server": ("test", 80),
+    }  # fmt: skip
+    with structlog.testing.capture_logs() as logs:
+        await own_app(scope, receive, send)  # httpx insists on an answer: call it directly
+    assert sent == []  # nobody to answer
+    levels = {entry["event"]: entry["log_level"] for entry in logs}
+    assert levels["client disconnected"] == "info"
+    assert "unhandled exception" not in levels
+    text = generate_latest(own_app.state.metrics.registry).decode()
+    assert 'route="/hang-up",status="499"' in text

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
@@ -27,10 +29,12 @@ from marketplace.db import make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
+from marketplace.kit.tempfiles import remove_abandoned
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
 from marketplace.publishing.endpoints import audit_router
+from marketplace.publishing.uploads import upload_dir
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
@@ -45,11 +49,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()
     engine = make_engine(settings.database_url)
-    limiter = RateLimiter(settings)
     metrics = Metrics()
+    limiter = RateLimiter(settings, fallbacks=metrics.rate_limit_fallbacks)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Half-received uploads of killed workers would otherwise stay on disk for good.
+        await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
         yield
         await shutdown(app)
 
@@ -122,8 +128,14 @@ def _add_operations_routes(app: FastAPI) -> None:
         except Exception as exc:
             checks["storage"] = f"error: {type(exc).__name__}"
         ready = all(v == "ok" for v in checks.values())
+        # Redis is not needed to serve (rate limits fall back to the process): reported,
+        # and the answer says "degraded", but it does not take the instance out.
+        redis_state = await request.app.state.limiter.check_redis()
+        if redis_state is not None:
+            checks["redis"] = redis_state
+        status = "ok" if ready and redis_state in (None, "ok") else "degraded"
         return JSONBytes(
-            {"status": "ok" if ready else "unavailable", "checks": checks},
+            {"status": status if ready else "unavailable", "checks": checks},
             status_code=200 if ready else 503,
         )
 

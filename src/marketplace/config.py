@@ -6,7 +6,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from marketplace.rules.limits import (
@@ -28,6 +28,11 @@ class Settings(BaseSettings):
     database_url: str = ""
     storage_url: str = ""
     redis_url: str | None = None
+    # Redis holds only shared rate-limit counters: a slow one must not hold requests.
+    redis_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
+    # After a Redis error, counters stay in the process for this long before Redis is
+    # tried again, so an outage costs one timeout per process per period, not per request.
+    redis_retry_seconds: float = Field(default=5.0, ge=0, le=300)
     secret_key: SecretStr | None = None
     public_url: str = "http://127.0.0.1:8000"
     access_token_minutes: int = 60

@@ -11,6 +11,7 @@ from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -53,6 +54,30 @@ class Metrics:
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
         )
+        self.rate_limit_fallbacks = Counter(
+            "rate_limit_redis_fallbacks_total",
+            "Times Redis failed and rate limits were counted in the process instead",
+            registry=self.registry,
+        )
+
+
+CLIENT_CLOSED_REQUEST = 499
+
+# The contract's envelope for a failure nobody handled (kit.errors_http writes the others).
+_INTERNAL_ERROR_BODY = (
+    b'{"success":false,"error":{"code":"INTERNAL_ERROR",'
+    b'"message":"Internal server error","details":{}}}'
+)
+_INTERNAL_ERROR_START: Message = {
+    "type": "http.response.start",
+    "status": 500,
+    "headers": [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_INTERNAL_ERROR_BODY)).encode()),
+        # The connection may be in any state: the client must not reuse it.
+        (b"connection", b"close"),
+    ],
+}
 
 
 class RequestContextMiddleware:
@@ -71,10 +96,13 @@ class RequestContextMiddleware:
         status = 500
         started = time.perf_counter()
 
+        status_sent = False
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, status_sent
             if message["type"] == "http.response.start":
                 status = message["status"]
+                status_sent = True
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode()))
                 message = {**message, "headers": headers}
@@ -83,6 +111,20 @@ class RequestContextMiddleware:
         structlog.contextvars.bind_contextvars(request_id=request_id)
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            # Answered here rather than by Starlette's outermost handler, so the 500 carries
+            # X-Request-ID and the log line the request id, and no plain-text traceback
+            # reaches the server's output.
+            if isinstance(exc, ClientDisconnect):
+                # Nobody is left to answer; counted as nginx does, 499.
+                self.log.info("client disconnected", path=scope["path"])
+                status = CLIENT_CLOSED_REQUEST
+                return
+            self.log.error("unhandled exception", exc_info=exc)
+            if status_sent:
+                raise
+            await send_with_id(_INTERNAL_ERROR_START)
+            await send_with_id({"type": "http.response.body", "body": _INTERNAL_ERROR_BODY})
         finally:
             elapsed = time.perf_counter() - started
             route = _route_template(scope)

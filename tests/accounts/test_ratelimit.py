@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -112,3 +115,92 @@ async def test_memory_storage_does_not_share_between_instances(settings: Setting
         err(await _login(b, "d@example.com"), 401, "UNAUTHORIZED")
     for app in (first, second):
         await shutdown(app)
+
+
+# --- Redis outages: limits keep working in the process, requests keep being served ---------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # nothing listens once the socket is closed
+
+
+@pytest.fixture
+def silent_redis() -> Iterator[str]:
+    """A TCP server that accepts connections and never answers: a hung Redis."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                accepted.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        server.close()
+
+
+def _fallbacks(app: FastAPI) -> float:
+    value = app.state.metrics.registry.get_sample_value("rate_limit_redis_fallbacks_total")
+    return float(value or 0)
+
+
+async def test_redis_down_serves_requests_and_limits_in_the_process(settings: Settings) -> None:
+    app = create_app(
+        _limited(
+            settings,
+            redis_url=f"redis://127.0.0.1:{_closed_port()}/0",
+            rate_limit_login="2/minute",
+        )
+    )
+    async with await _client(app) as http:
+        assert (await http.get("/api/v1/plugins/browse")).status_code == 200
+        for _ in range(2):
+            err(await _login(http, "down@example.com"), 401, "UNAUTHORIZED")
+        err(await _login(http, "down@example.com"), 429, "RATE_LIMIT_EXCEEDED")
+        ready = await http.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json()["status"] == "degraded"
+        assert ready.json()["checks"]["redis"].startswith("error: ")
+    # One failure, then Redis is left alone for redis_retry_seconds.
+    assert _fallbacks(app) == 1
+    await shutdown(app)
+
+
+async def test_a_hung_redis_costs_one_short_timeout_not_one_per_request(
+    settings: Settings, silent_redis: str
+) -> None:
+    app = create_app(_limited(settings, redis_url=silent_redis, redis_timeout_seconds=0.2))
+    async with await _client(app) as http:
+        for _ in range(5):
+            assert (await http.get("/api/v1/plugins/browse")).status_code == 200
+    assert _fallbacks(app) == 1
+    assert app.state.limiter.redis_error is not None
+    await shutdown(app)
+
+
+@pytest.mark.redis
+@pytest.mark.usefixtures("redis_available")
+async def test_readyz_says_ok_with_a_reachable_redis(settings: Settings) -> None:
+    app = create_app(_limited(settings, redis_url=REDIS_URL))
+    async with await _client(app) as http:
+        ready = await http.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["status"] == "ok"
+    assert ready.json()["checks"]["redis"] == "ok"
+    assert _fallbacks(app) == 0
+    await shutdown(app)

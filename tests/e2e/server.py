@@ -32,6 +32,7 @@ class LiveServer:
     url: str
     data_dir: Path
     env: dict[str, str]
+    process: subprocess.Popen[bytes]
 
     def cli(
         self, *args: str, check: bool = True, **kwargs: object
@@ -94,7 +95,7 @@ def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
             if time.monotonic() > deadline:
                 raise RuntimeError("server did not start within 30 s")
             time.sleep(0.1)
-        yield LiveServer(url=url, data_dir=data_dir, env=env)
+        yield LiveServer(url=url, data_dir=data_dir, env=env, process=process)
     finally:
         process.terminate()
         try:

@@ -38,7 +38,7 @@ from marketplace.packages.manifest import (
     refusal,
 )
 from marketplace.rules.findings import Code, Finding
-from marketplace.rules.limits import ICON_MAX_BYTES, MIB, PLUGIN_PACKAGE_MAX_MIB
+from marketplace.rules.limits import ICON_MAX_BYTES, MANIFEST_MAX_DEPTH, MIB, PLUGIN_PACKAGE_MAX_MIB
 from marketplace.rules.manifest import record_findings
 from marketplace.rules.vocabulary import PLUGIN_TYPES
 
@@ -129,7 +129,16 @@ GOOD = [
         manifest(name="天气插件 👩‍💻", description="فارسی\u200cها and हिन्दी"),
     ),
     Case("unknown-keys-kept", manifest(extra={"anything": [1, 2.5, None, True]})),
-    Case("deep-but-parseable-nesting", manifest(extra=json.loads("[" * 500 + "]" * 500))),
+    # The manifest is level 1: `extra` may nest MANIFEST_MAX_DEPTH - 1 levels.
+    Case(
+        "nesting-at-the-limit",
+        manifest(extra=json.loads("[" * (MANIFEST_MAX_DEPTH - 1) + "]" * (MANIFEST_MAX_DEPTH - 1))),
+    ),
+    Case(
+        "nesting-too-deep",
+        manifest(extra=json.loads("[" * 500 + "]" * 500)),
+        first=Code.MANIFEST_TOO_DEEP,
+    ),
     Case("main-with-dot-slash", manifest(main="./index.js")),
 ]
 

@@ -1,14 +1,14 @@
 """The `marketplace` console script.
 
-Client commands (publish, publish-batch, login, logout, install) are registered here from
-their modules; the server commands (serve, db, user, storage) come from `cli/server.py`.
+Client commands (publish, publish-batch, login, logout, install, review ...) are registered
+here from their modules; the server commands (serve, db, user, storage) come from `cli/server.py`.
 """
 
 from __future__ import annotations
 
 import typer
 
-from marketplace.cli import batch, install, login, publish, server
+from marketplace.cli import batch, install, login, publish, review, server
 
 app = typer.Typer(
     name="marketplace",
@@ -29,6 +29,7 @@ login.register(app)
 publish.register(app)
 batch.register(app)
 install.register(app)
+review.register(app)
 server.register(app)
 
 if __name__ == "__main__":  # `python -m marketplace.cli.main`, e.g. from end-to-end tests

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -125,12 +126,26 @@ def storage_gc(
     ] = 3600,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List, delete nothing.")] = False,
 ) -> None:
-    """Remove blobs that no version or scenario references any more."""
+    """Remove blobs that no version or scenario references any more, and the temporary
+    files of uploads that can no longer finish (writer gone, or older than --min-age)."""
     removed = asyncio.run(_storage_gc(min_age, dry_run))
     verb = "would remove" if dry_run else "removed"
     typer.echo(f"{verb} {len(removed)} blob(s)")
     for key in removed:
         typer.echo(f"  {key}")
+    if not dry_run:
+        leftovers = _remove_abandoned_uploads(min_age)
+        typer.echo(f"removed {len(leftovers)} abandoned upload file(s)")
+        for path in leftovers:
+            typer.echo(f"  {path.name}")
+
+
+def _remove_abandoned_uploads(min_age: int) -> list[Path]:
+    from marketplace.config import get_settings
+    from marketplace.kit.tempfiles import remove_abandoned
+    from marketplace.publishing.uploads import upload_dir
+
+    return remove_abandoned(upload_dir(get_settings()), older_than_seconds=min_age)
 
 
 async def _storage_gc(min_age: int, dry_run: bool) -> list[str]:

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from marketplace.errors import AppError
 from marketplace.kit.responses import JSONBytes
-from marketplace.kit.routing import InvalidJSON
+from marketplace.kit.schemas import InvalidJSON
 
 log = structlog.get_logger("marketplace.errors")
 

@@ -6,16 +6,21 @@ import math
 import re
 from typing import Any
 
+from marketplace.rules.limits import MANIFEST_MAX_DEPTH
+
 # orjson (responses) and most JSON clients stop at 64-bit integers.
 _INT_LIMIT = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_json_safe(value: Any, path: str = "manifest") -> None:
-    """ValueError naming the first value no JSON document can carry faithfully."""
-    stack: list[tuple[str, Any]] = [(path, value)]
+    """ValueError naming the first value no JSON document can carry faithfully, or the
+    first place nesting deeper than the manifest rules allow."""
+    stack: list[tuple[str, Any, int]] = [(path, value, 1)]
     while stack:  # iterative: nesting may be deep
-        where, item = stack.pop()
+        where, item, depth = stack.pop()
+        if isinstance(item, dict | list) and depth > MANIFEST_MAX_DEPTH:
+            raise ValueError(f"{where}: nests deeper than {MANIFEST_MAX_DEPTH} levels")
         if isinstance(item, bool) or item is None:
             continue
         if isinstance(item, int):
@@ -31,9 +36,9 @@ def check_json_safe(value: Any, path: str = "manifest") -> None:
             for key, child in item.items():
                 if _SURROGATE.search(key):
                     raise ValueError(f"{where}: key with an unpaired surrogate")
-                stack.append((f"{where}.{key}", child))
+                stack.append((f"{where}.{key}", child, depth + 1))
         elif isinstance(item, list):
-            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+            stack.extend((f"{where}[{i}]", child, depth + 1) for i, child in enumerate(item))
 
 
 def storable(value: Any) -> Any:

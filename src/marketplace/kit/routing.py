@@ -20,7 +20,7 @@ from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
 from marketplace.errors import TooLarge, ValidationFailed
-from marketplace.kit.schemas import ERROR_RESPONSES
+from marketplace.kit.schemas import ERROR_RESPONSES, NOT_AN_OBJECT, InvalidJSON
 
 # Inline-code manifests carry whole bundles, so JSON bodies get a generous cap.
 JSON_BODY_MAX_BYTES = 16 * 1024 * 1024
@@ -39,21 +39,19 @@ def streams_body(endpoint: F) -> F:
     return endpoint
 
 
-class InvalidJSON:
-    """Stands in for a body that is not JSON; never validates as anything."""
-
-    def __init__(self, error: json.JSONDecodeError) -> None:
-        self.message = f"invalid JSON: {error.msg} (at character {error.pos})"
-
-
 class _LenientJSONRequest(Request):
     async def json(self) -> Any:
         try:
-            return await super().json()
+            value = await super().json()
         except json.JSONDecodeError as error:
-            return InvalidJSON(error)
+            return InvalidJSON.undecodable(error)
         except UnicodeDecodeError as error:
-            return InvalidJSON(json.JSONDecodeError("not UTF-8", "", error.start))
+            return InvalidJSON.undecodable(json.JSONDecodeError("not UTF-8", "", error.start))
+        except RecursionError:
+            return InvalidJSON("invalid JSON: nested too deeply")
+        # Every JSON body is an object; `null` would otherwise stand for "no body" on a
+        # route whose body is optional.
+        return value if isinstance(value, dict) else InvalidJSON(f"body {NOT_AN_OBJECT}")
 
     async def read_capped_body(self, max_bytes: int) -> None:
         """Read the whole body (what FastAPI reads later), refusing one over max_bytes."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -13,6 +14,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     WithJsonSchema,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -27,6 +29,20 @@ class OutputModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True)
 
 
+NOT_AN_OBJECT = "must be a JSON object"
+
+
+class InvalidJSON:
+    """Stands in for a request body that is not a JSON object (kit.routing); never validates."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    @classmethod
+    def undecodable(cls, error: json.JSONDecodeError) -> InvalidJSON:
+        return cls(f"invalid JSON: {error.msg} (at character {error.pos})")
+
+
 class InputModel(BaseModel):
     """Request bodies: camelCase only, unknown fields refused (400 naming the field), and
     no coercion of booleans and integers (`StrictBool`, `StrictInt`): "yes" is not a
@@ -38,6 +54,18 @@ class InputModel(BaseModel):
         str_strip_whitespace=True,
         validate_by_name=False,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_object_only(cls, data: Any) -> Any:
+        # FastAPI validates bodies with from_attributes=True, so without this an
+        # undecodable body, `[]` or `"text"` would pass as a model whose fields are all
+        # optional: an empty update or a purchase without its idempotencyKey.
+        if isinstance(data, InvalidJSON):
+            raise ValueError(data.message)
+        if not isinstance(data, dict | BaseModel):
+            raise ValueError(NOT_AN_OBJECT)
+        return data
 
 
 class Envelope(BaseModel, Generic[T]):

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import hashlib
 import os
-import tempfile
 import threading
 import weakref
 from collections import deque
@@ -35,6 +34,7 @@ from starlette.requests import Request
 from typing_extensions import TypeVar
 
 from marketplace.errors import AppError, Refused, ValidationFailed
+from marketplace.kit.tempfiles import new_temp_file
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -461,8 +461,7 @@ class _FileSink(Generic[InfoT]):
 
     def _work(self) -> None:
         try:
-            fd, name = tempfile.mkstemp(dir=self._temp_dir, prefix="upload-", suffix=".part")
-            self.path = Path(name)
+            fd, self.path = new_temp_file(self._temp_dir)
             with os.fdopen(fd, "wb") as out:
                 reader = _TeeReader(self._handoff.take, out, self._hasher)
                 if self._inspector is not None and not self._inspect(self._inspector, reader):

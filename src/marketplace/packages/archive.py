@@ -4,6 +4,9 @@ inspect_archive reads a blocking stream (a file, or the upload while it still ar
 gunzips it itself so that both the compressed and the inflated byte counts are known at
 every step, and walks the tar members in tarfile's stream mode. Nothing is extracted;
 limits are enforced before the bytes they guard are inflated.
+
+iter_members walks a package the same guarded way for readers of stored packages (the
+reviewer's diff), handing out each file's bytes as a stream.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import shutil
 import tarfile
 import unicodedata
 import zlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, Self
+from typing import IO, Any, Literal, Protocol, Self
 
 from marketplace.errors import Refused
 from marketplace.rules import manifest as manifest_rules
@@ -41,9 +46,13 @@ __all__ = [
     "ArchiveError",
     "ArchiveInfo",
     "ArchiveLimits",
+    "MemberKind",
+    "PackageMember",
     "Readable",
     "inspect_archive",
+    "iter_members",
     "load_manifest",
+    "root_folder",
     "safe_extract",
 ]
 
@@ -130,16 +139,66 @@ def inspect_archive(
     """
     inflater = _Inflater(fileobj, limits)
     survey = _Survey(limits, require_manifest=require_manifest)
-    try:
-        with tarfile.open(
-            fileobj=inflater, mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
-        ) as tar:
-            while (member := tar.next()) is not None:
-                survey.add(member, tar)
-            _expect_only_padding(tar)
-    except tarfile.TarError as exc:
-        raise ArchiveError(f"Package is not a valid tar archive ({exc})") from None
+    with _tar_stream(inflater) as tar:
+        while (member := tar.next()) is not None:
+            survey.add(member, tar)
+        _expect_only_padding(tar)
     return survey.finish(compressed_bytes=inflater.compressed)
+
+
+MemberKind = Literal["file", "dir", "symlink", "hardlink"]
+
+
+@dataclass(frozen=True)
+class PackageMember:
+    """One member as iter_members yields it. `name` is normalised but keeps the top-level
+    folder (root_folder says whether to strip it, once every name is known)."""
+
+    name: str
+    kind: MemberKind
+    size: int  # a regular file's size; 0 for the other kinds
+    link: str  # a symlink's target as written, a hard link's normalised target, else ""
+    content: IO[bytes] | None  # a regular file's bytes, readable until the next member
+
+
+def iter_members(fileobj: Readable, limits: ArchiveLimits) -> Iterator[PackageMember]:
+    """Every member of a .tar.gz read from fileobj, in archive order, through the same
+    guards as inspect_archive (bomb ratio, stream size, member count, header sizes, unsafe
+    names, devices); ArchiveError if one trips.
+
+    For packages that passed inspect_archive (stored ones): the other rules are not checked
+    again. Memory stays bounded by tarfile's buffer whatever the members' sizes.
+    """
+    members = 0
+    with _tar_stream(_Inflater(fileobj, limits)) as tar:
+        while (member := tar.next()) is not None:
+            members += 1
+            if members > limits.max_members:
+                raise ArchiveError(f"Package has more than {limits.max_members} members")
+            yield _package_member(member, tar)
+
+
+def _package_member(member: tarfile.TarInfo, tar: tarfile.TarFile) -> PackageMember:
+    name = _normalise(member.name)
+    if member.isreg():
+        return PackageMember(name, "file", member.size, "", tar.extractfile(member))
+    if member.isdir():
+        return PackageMember(name, "dir", 0, "", None)
+    if member.issym():
+        return PackageMember(name, "symlink", 0, member.linkname, None)
+    if member.islnk():
+        return PackageMember(name, "hardlink", 0, _normalise(member.linkname), None)
+    raise ArchiveError(f"Package contains an unsupported member type: {display(member.name)}")
+
+
+def root_folder(kinds: Mapping[str, str]) -> str | None:
+    """The package root rule: when every member (normalised name -> kind) sits in one
+    top-level folder, that folder, whose name is stripped from package paths; else None."""
+    top_levels = {name.split("/", 1)[0] for name in kinds if name}
+    if len(top_levels) != 1:
+        return None
+    (top,) = top_levels
+    return top if kinds.get(top, "dir") == "dir" else None
 
 
 def load_manifest(raw: bytes) -> dict[str, Any]:
@@ -172,14 +231,26 @@ def safe_extract(archive_path: Path, dest: Path, limits: ArchiveLimits | None = 
 
 
 def _extract(archive_path: Path, dest: Path, limits: ArchiveLimits) -> None:
-    with archive_path.open("rb") as raw:
-        try:
-            with tarfile.open(
-                fileobj=_Inflater(raw, limits), mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
-            ) as tar:
-                tar.extractall(dest, filter=_ExtractBudget(limits))  # noqa: S202 - "data" filter + caps
-        except tarfile.TarError as exc:
-            raise ArchiveError(f"Package cannot be extracted safely ({exc})") from None
+    with (
+        archive_path.open("rb") as raw,
+        _tar_stream(_Inflater(raw, limits), failure="Package cannot be extracted safely") as tar,
+    ):
+        tar.extractall(dest, filter=_ExtractBudget(limits))  # noqa: S202 - "data" filter + caps
+
+
+@contextmanager
+def _tar_stream(
+    inflater: _Inflater, *, failure: str = "Package is not a valid tar archive"
+) -> Iterator[tarfile.TarFile]:
+    """tarfile's stream mode over the inflater, with guarded headers; a tar error inside
+    the block becomes ArchiveError(`failure (reason)`)."""
+    try:
+        with tarfile.open(
+            fileobj=inflater, mode="r|", bufsize=_CHUNK, tarinfo=_GuardedTarInfo
+        ) as tar:
+            yield tar
+    except tarfile.TarError as exc:
+        raise ArchiveError(f"{failure} ({exc})") from None
 
 
 class _Inflater:
@@ -299,9 +370,6 @@ def _expect_only_padding(tar: tarfile.TarFile) -> None:
             raise ArchiveError("Package has data after the end of the tar archive")
 
 
-_Kind = Literal["file", "dir", "symlink", "hardlink"]
-
-
 @dataclass
 class _Survey:
     """What the member walk has seen so far, and the checks that need all of it."""
@@ -310,7 +378,7 @@ class _Survey:
     require_manifest: bool = True
     members: int = 0
     unpacked: int = 0
-    kinds: dict[str, _Kind] = field(default_factory=dict)
+    kinds: dict[str, MemberKind] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
     symlinks: dict[str, str] = field(default_factory=dict)
     folded: dict[str, str] = field(default_factory=dict)
@@ -335,7 +403,7 @@ class _Survey:
         if _could_be_manifest(name) and kind == "file":
             self._keep_manifest(member, name, tar)
 
-    def _kind_of(self, member: tarfile.TarInfo, name: str) -> _Kind:
+    def _kind_of(self, member: tarfile.TarInfo, name: str) -> MemberKind:
         shown = display(member.name)
         if member.isreg():
             return "file"
@@ -356,7 +424,7 @@ class _Survey:
         if self.kinds.get(target) not in ("file", "hardlink"):
             raise ArchiveError(f"Package has a hard link to a file it does not contain: {shown}")
 
-    def _claim(self, name: str, kind: _Kind) -> None:
+    def _claim(self, name: str, kind: MemberKind) -> None:
         if name in self.kinds:
             raise ArchiveError(f"Package contains the name {display(name)} twice")
         key = unicodedata.normalize("NFC", name).casefold()
@@ -373,7 +441,7 @@ class _Survey:
             self.parents.add(parent)
             parent = posixpath.dirname(parent)
 
-    def _count_size(self, member: tarfile.TarInfo, name: str, kind: _Kind) -> None:
+    def _count_size(self, member: tarfile.TarInfo, name: str, kind: MemberKind) -> None:
         if kind == "file":
             size = member.size
         elif kind == "hardlink":
@@ -432,10 +500,7 @@ class _Survey:
                 raise ArchiveError(f"Package uses {display(parent)} both as a file and a folder")
 
     def _root_prefix(self) -> str | None:
-        if len(self.top_levels) != 1:
-            return None
-        (top,) = self.top_levels
-        return top if self.kinds.get(top, "dir") == "dir" else None
+        return root_folder(self.kinds)
 
     def _manifest_bytes(self, prefix: str | None) -> bytes | None:
         name = f"{prefix}/{MANIFEST_NAME}" if prefix else MANIFEST_NAME

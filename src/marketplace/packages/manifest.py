@@ -167,6 +167,7 @@ _DOCUMENT_CODES = frozenset(
         Code.MANIFEST_NOT_OBJECT,
         Code.MANIFEST_UNSTORABLE_TEXT,
         Code.MANIFEST_UNSAFE_NUMBER,
+        Code.MANIFEST_TOO_DEEP,
     }
 )
 

@@ -16,7 +16,7 @@ from marketplace.errors import (
 )
 from marketplace.kit.sql import is_row_id
 from marketplace.models import Plugin, PluginVersion
-from marketplace.publishing.kinds import ItemKind
+from marketplace.publishing.kinds import ItemKind, ReviewSubject, string_items
 
 FILE_REQUIRED = "Plugin package file is required"
 
@@ -32,6 +32,13 @@ def _stop_distribution(plugin: Plugin) -> None:
 
 def _package_max_bytes(settings: Settings) -> int:
     return settings.plugin_package_max_bytes
+
+
+def review_subject(version: PluginVersion, _package_manifest: Any) -> ReviewSubject:
+    """The stored manifest: the package's own for a tarball (checked equal at upload), and
+    the only one a config_only or inline version has."""
+    manifest = dict(version.manifest)
+    return ReviewSubject(manifest, string_items(manifest.get("permissions")))
 
 
 PLUGINS = ItemKind(
@@ -56,4 +63,5 @@ PLUGINS = ItemKind(
     item_search=lambda: (Plugin.plugin_key, Plugin.name, Plugin.name_zh),
     version_search=lambda: (PluginVersion.version, Plugin.plugin_key, Plugin.name, Plugin.name_zh),
     after_take_down=_stop_distribution,
+    review_subject=review_subject,
 )

@@ -1,5 +1,6 @@
 """Routes every kind of reviewed item has, written once: the admin version queue (list,
-review, download any version) and the audit log."""
+one version, review, download any version, diff against the last approved) and the audit
+log."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal
 
+import structlog
 from fastapi import APIRouter, Query
 
 from marketplace.auth.deps import Admin, Developer
-from marketplace.db import DbSession
+from marketplace.db import DbSession, end_checks
+from marketplace.errors import InternalError
 from marketplace.kit.pagination import LimitParams, PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
@@ -18,6 +21,8 @@ from marketplace.kit.state import AppSettings
 from marketplace.models import AuditLog, ReviewStatus
 from marketplace.publishing import queries, review
 from marketplace.publishing.audit import audit_logs
+from marketplace.publishing.contents import PackageUnreadable
+from marketplace.publishing.diff import compare_versions, diff_base
 from marketplace.publishing.downloads import PresignedUrls
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
@@ -26,9 +31,12 @@ from marketplace.publishing.schemas import (
     AuditLogList,
     AuditLogOut,
     StatusCounts,
+    VersionDiffOut,
     VersionReviewIn,
 )
 from marketplace.storage.deps import BlobStoreDep
+
+log = structlog.get_logger("marketplace.publishing")
 
 Search = Annotated[str | None, Query(max_length=200)]
 QueueStatus = Annotated[ReviewStatus | Literal["all"], Query(alias="reviewStatus")]
@@ -50,9 +58,10 @@ class QueueViews(Generic[ItemT, VersionT]):
 def add_version_queue(
     router: APIRouter, kind: ItemKind[ItemT, VersionT], views: QueueViews[ItemT, VersionT]
 ) -> None:
-    """GET /versions/pending, POST /versions/{version_id}/review and
-    GET /versions/{version_id}/download on the kind's admin router. Call it before the
-    router's `/{item}` routes, so "versions" is never read as an item reference."""
+    """GET /versions/pending, GET /versions/{version_id}, POST /versions/{version_id}/review,
+    GET /versions/{version_id}/download and GET /versions/{version_id}/diff on the kind's
+    admin router. Call it before the router's `/{item}` routes, so "versions" is never read
+    as an item reference."""
     words = f"{kind.name} versions"
 
     @router.get(
@@ -120,6 +129,37 @@ def add_version_queue(
         item = await find_item(session, kind, getattr(version, kind.parent.key))
         info = await views.download(store, settings.download_url_seconds, item, version)
         return Envelope(data=info)
+
+    @router.get(
+        "/versions/{version_id}/diff",
+        response_model=Envelope[VersionDiffOut],
+        description=f"What one of the {words} changes against the last approved version of "
+        f"its {kind.name} (base: the current version unless it is this one, else the newest "
+        "approved by creation; null for a first version): files added, removed and changed "
+        "(paths relative to the package root), top-level manifest keys, new permissions.",
+    )
+    async def diff_version(
+        version_id: str, _admin: Admin, session: DbSession, store: BlobStoreDep
+    ) -> Any:
+        version = await find_version(session, kind, version_id)
+        base = await diff_base(session, kind, version)
+        # Reading two packages can take a while: hold no connection or snapshot meanwhile.
+        await end_checks(session)
+        try:
+            diff = await compare_versions(store, kind, base, version)
+        except PackageUnreadable as exc:
+            # Invariant 3 says a row never points at a missing blob: a fault, not the input.
+            log.error("stored package unreadable", version_id=version.id, reason=str(exc))
+            raise InternalError(f"The package of this {kind.name} version cannot be read") from None
+        return Envelope(data=diff)
+
+    @router.get(
+        "/versions/{version_id}",
+        response_model=Envelope[views.version_model],  # type: ignore[name-defined]
+        description=f"One of the {words}, in any state.",
+    )
+    async def version_detail(version_id: str, _admin: Admin, session: DbSession) -> Any:
+        return Envelope(data=views.version_out(await find_version(session, kind, version_id)))
 
 
 def add_developer_list(

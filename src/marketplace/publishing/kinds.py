@@ -44,6 +44,27 @@ def _nothing(*_args: Any) -> None:
     return None
 
 
+@dataclass(frozen=True)
+class ReviewSubject:
+    """What a reviewer compares between two versions besides their files."""
+
+    manifest: dict[str, Any]  # compared key by key (top level)
+    permissions: frozenset[str]
+
+
+def string_items(value: Any) -> frozenset[str]:
+    """The strings of a JSON list (a manifest's `permissions`); anything else gives none."""
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset(item for item in value if isinstance(item, str))
+
+
+def package_subject(_version: Any, package_manifest: dict[str, Any] | None) -> ReviewSubject:
+    """The default: the package's manifest.json, as it is (none: empty)."""
+    manifest = dict(package_manifest or {})
+    return ReviewSubject(manifest, string_items(manifest.get("permissions")))
+
+
 @dataclass(frozen=True, eq=False)
 class ItemKind(Generic[ItemT, VersionT]):
     """One kind of reviewed item. A new kind costs one of these, not a stack."""
@@ -70,6 +91,11 @@ class ItemKind(Generic[ItemT, VersionT]):
     # Kind-specific consequences of the generic moves (default: none).
     after_version_decision: Callable[[ItemT, VersionT], None] = field(default=_nothing)
     after_take_down: Callable[[ItemT], None] = field(default=_nothing)
+    # The manifest and permissions a version shows in the reviewer's diff, given the
+    # manifest.json of its package (None without a package or manifest.json).
+    review_subject: Callable[[VersionT, dict[str, Any] | None], ReviewSubject] = field(
+        default=package_subject
+    )
 
     @property
     def version_resource(self) -> str:

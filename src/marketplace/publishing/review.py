@@ -19,6 +19,10 @@ from marketplace.errors import InvalidState
 from marketplace.models import ReviewStatus
 from marketplace.publishing.audit import SYSTEM_REVIEWER, Trigger, record_review
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.schemas import NOTE_MAX_CHARS
+
+AUTO_NOTE_LINE_MAX_CHARS = 300
+_MORE_LINE_RESERVE = 80  # room for the "... and N more" line
 
 Kind = ItemKind[ItemT, VersionT]
 
@@ -109,7 +113,24 @@ async def decide(
 
 
 def auto_rejection_note(findings: Sequence[str]) -> str:
-    return "Automatic validation failed:\n" + "\n".join(f"- {f}" for f in findings)
+    """The findings as a review note, within the cap a reviewer's note has: a hostile
+    manifest can hold half a million problems, and notes are copied into the audit log."""
+    head = "Automatic validation failed:"
+    lines: list[str] = []
+    budget = NOTE_MAX_CHARS - len(head) - _MORE_LINE_RESERVE
+    for finding in findings:
+        line = "\n- " + _shortened(finding, AUTO_NOTE_LINE_MAX_CHARS)
+        if len(line) > budget:
+            break
+        lines.append(line)
+        budget -= len(line)
+    rest = len(findings) - len(lines)
+    more = f"\n- ... and {rest} more (every finding is listed with the version)" if rest else ""
+    return head + "".join(lines) + more
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def auto_reject(

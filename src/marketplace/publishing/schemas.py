@@ -1,15 +1,19 @@
-"""Shapes every kind of reviewed item shares: review bodies, status counts, audit records."""
+"""Shapes every kind of reviewed item shares: review bodies, status counts, audit records,
+version diffs."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool
 
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 
-Note = Annotated[SafeText, Field(max_length=5000)]
+NOTE_MAX_CHARS = 5000
+"""A review note, a reviewer's or the automatic validation's, is at most this long."""
+
+Note = Annotated[SafeText, Field(max_length=NOTE_MAX_CHARS)]
 
 
 class VersionReviewIn(InputModel):
@@ -58,3 +62,47 @@ class AuditLogList(OutputModel):
     total: int
     page: int
     limit: int
+
+
+class VersionRef(OutputModel):
+    id: str
+    version: str
+
+
+class FileOut(OutputModel):
+    path: str
+    size: int
+
+
+class FileChangeOut(OutputModel):
+    path: str
+    size_before: int
+    size_after: int
+
+
+class FilesDiff(OutputModel):
+    added: list[FileOut]
+    removed: list[FileOut]
+    changed: list[FileChangeOut]
+
+
+class ValueChange(OutputModel):
+    before: Any
+    after: Any
+
+
+class ManifestDiff(OutputModel):
+    """Top-level keys; values as stored (manifest keys are data, never renamed)."""
+
+    added: dict[str, Any]
+    removed: dict[str, Any]
+    changed: dict[str, ValueChange]
+
+
+class VersionDiffOut(OutputModel):
+    """A version against the last approved version of its item (CONTRACT 12)."""
+
+    base: VersionRef | None
+    files: FilesDiff
+    manifest: ManifestDiff
+    new_permissions: list[str]

@@ -22,6 +22,7 @@ class Code(enum.StrEnum):
     MANIFEST_NOT_OBJECT = "manifest-not-object"
     MANIFEST_UNSTORABLE_TEXT = "manifest-unstorable-text"
     MANIFEST_UNSAFE_NUMBER = "manifest-unsafe-number"
+    MANIFEST_TOO_DEEP = "manifest-too-deep"
     # fields
     REQUIRED = "required"
     WRONG_TYPE = "wrong-type"

@@ -19,6 +19,9 @@ ARCHIVE_MAX_UNPACKED_BYTES = GIB
 UNPACKED_PER_PACKAGE_BYTES = 10
 """A package may unpack to at most this many times the upload limit (and the cap above)."""
 MANIFEST_MAX_BYTES = MIB
+MANIFEST_MAX_DEPTH = 32
+"""Objects and arrays nest at most this deep in a manifest (tool schemas need a dozen);
+deeper documents break JSON encoders and validators that recurse."""
 
 PLUGIN_KEY_MIN_LENGTH = 3
 PLUGIN_KEY_MAX_LENGTH = 64

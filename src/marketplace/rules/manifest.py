@@ -23,7 +23,11 @@ from marketplace.rules.content import (
     is_url,
 )
 from marketplace.rules.findings import Code, Finding, item_path, join_path
-from marketplace.rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace.rules.limits import (
+    MANIFEST_MAX_DEPTH,
+    PLUGIN_KEY_MAX_LENGTH,
+    PLUGIN_KEY_MIN_LENGTH,
+)
 from marketplace.rules.text import display, iter_strings
 from marketplace.rules.versions import version_problem
 from marketplace.rules.vocabulary import (
@@ -114,13 +118,16 @@ def storability_findings(value: Any) -> list[Finding]:
         # PostgreSQL JSON refuses NUL and no UTF-8 store holds an unpaired surrogate.
         if "\x00" in string or _has_surrogate(string)
     ]
-    stack: list[tuple[str, Any]] = [("manifest", value)]
+    stack: list[tuple[str, Any, int]] = [("manifest", value, 1)]
     while stack:  # iterative: nesting may be deep
-        where, item = stack.pop()
+        where, item, depth = stack.pop()
+        if isinstance(item, dict | list) and depth > MANIFEST_MAX_DEPTH:
+            message = f"nests deeper than {MANIFEST_MAX_DEPTH} levels at {display(where)}"
+            return [*findings, Finding.error(Code.MANIFEST_TOO_DEEP, "", message)]
         if isinstance(item, dict):
-            stack.extend((join_path(where, key), child) for key, child in item.items())
+            stack.extend((join_path(where, k), child, depth + 1) for k, child in item.items())
         elif isinstance(item, list):
-            stack.extend((item_path(where, index), child) for index, child in enumerate(item))
+            stack.extend((item_path(where, i), child, depth + 1) for i, child in enumerate(item))
         elif _unsafe_number(item):
             findings.append(
                 Finding.error(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from marketplace.config import Settings
 from marketplace.errors import (
     ScenarioNotFound,
@@ -13,7 +15,7 @@ from marketplace.errors import (
     ScenarioVersionExists,
 )
 from marketplace.models import ReviewStatus, Scenario, ScenarioVersion
-from marketplace.publishing.kinds import ItemKind
+from marketplace.publishing.kinds import ItemKind, ReviewSubject, string_items
 
 FILE_REQUIRED = "Scenario package file is required"
 VERSION_NOT_FOUND = "Scenario version does not exist"
@@ -37,6 +39,40 @@ def sync_status(scenario: Scenario, version: ScenarioVersion) -> None:
 
 def _package_max_bytes(settings: Settings) -> int:
     return settings.scenario_package_max_bytes
+
+
+# The version's metadata a reviewer compares, by API name; the changelog describes the
+# change rather than the scenario, so it is left out (`marketplace review show` prints it).
+REVIEWED_METADATA = (
+    "version",
+    "name",
+    "name_zh",
+    "description",
+    "description_zh",
+    "type",
+    "category",
+    "permissions",
+)
+PACKAGE_KEY_PREFIX = "package."
+
+
+def review_subject(
+    version: ScenarioVersion, package_manifest: dict[str, Any] | None
+) -> ReviewSubject:
+    """The version's metadata (camelCase, unset fields left out) plus its package's
+    manifest.json keys as `package.<key>`: kept apart, so a package that disagrees with the
+    metadata shows rather than hides behind it. The permissions are both sources' together.
+    """
+    manifest: dict[str, Any] = {}
+    for name in REVIEWED_METADATA:
+        value = getattr(version, name)
+        if value is not None:
+            manifest[to_camel(name)] = value
+    package = package_manifest or {}
+    for key, value in package.items():
+        manifest[PACKAGE_KEY_PREFIX + key] = value
+    permissions = string_items(version.permissions) | string_items(package.get("permissions"))
+    return ReviewSubject(manifest, permissions)
 
 
 SCENARIOS = ItemKind(
@@ -65,4 +101,5 @@ SCENARIOS = ItemKind(
         ScenarioVersion.name_zh,
     ),
     after_version_decision=sync_status,
+    review_subject=review_subject,
 )
