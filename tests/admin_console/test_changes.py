@@ -38,7 +38,7 @@ VIEW = ChangesView(
         ManifestChange("homepage", None, "https://example.com", added=True),
     ),
     new_permissions=("net:fetch",),
-    text_diffs=(TextDiff("index.js", UNIFIED),),
+    text_diffs=(TextDiff("index.js", UNIFIED), TextDiff("logo.png", "", note="Binary file")),
     files=(FileRow("index.js", 52), FileRow("lib/net.js", 2048), FileRow("manifest.json", 300)),
 )
 
@@ -88,5 +88,6 @@ async def test_changes_show_files_permissions_manifest_and_diffs(
         changes
     )
     assert "<img src=x" not in changes
+    assert "logo.png Binary file" in text
     files = text_of(page[page.index('id="files"') : page.index('id="manifest"')])
     assert "index.js 52 B lib/net.js 2.0 KiB manifest.json 300 B" in files

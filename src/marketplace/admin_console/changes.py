@@ -48,7 +48,8 @@ class DiffLine:
 @dataclass(frozen=True)
 class TextDiff:
     path: str
-    unified: str  # a unified diff of one text file, as difflib writes it
+    unified: str  # a unified diff of one text file, as difflib writes it ("" when none)
+    note: str | None = None  # said instead of a diff: "binary file", "too large to show", ...
 
     @property
     def lines(self) -> list[DiffLine]:
