@@ -46,7 +46,12 @@ VIEW = ChangesView(
 def test_unified_diff_lines_are_classified_for_colouring() -> None:
     kinds = [line.kind for line in TextDiff("index.js", UNIFIED).lines]
     assert kinds == ["header", "header", "hunk", "context", "remove", "add"]
-    assert TextDiff("a", "+x").lines == [DiffLine("add", "+x")]
+    assert TextDiff("a", "@@ -1 +1 @@\n+x").lines[1] == DiffLine("add", "+x")
+    # Inside a hunk, a removed "-- note" line is a removal, not a header.
+    assert TextDiff("a", "@@ -1 +1 @@\n--- note\n+++ more").lines[1:] == [
+        DiffLine("remove", "--- note"),
+        DiffLine("add", "+++ more"),
+    ]
 
 
 async def test_without_the_diff_module_both_sections_say_so(

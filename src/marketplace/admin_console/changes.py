@@ -53,8 +53,14 @@ class TextDiff:
 
     @property
     def lines(self) -> list[DiffLine]:
-        """Each line classified for colouring (CSS classes only)."""
-        return [_classify(line) for line in self.unified.splitlines()]
+        """Each line classified for colouring (CSS classes only). `---`/`+++` are headers
+        only before the first hunk: inside one they are a removed `--` or added `++` line."""
+        classified = []
+        in_hunk = False
+        for line in self.unified.splitlines():
+            in_hunk = in_hunk or line.startswith("@@")
+            classified.append(_classify(line, in_hunk))
+        return classified
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,8 @@ class ChangesView:
         )
 
 
-def _classify(line: str) -> DiffLine:
-    if line.startswith(("+++", "---")):
+def _classify(line: str, in_hunk: bool) -> DiffLine:
+    if not in_hunk and line.startswith(("+++", "---")):
         return DiffLine("header", line)
     if line.startswith("@@"):
         return DiffLine("hunk", line)
