@@ -27,7 +27,9 @@ run: $(RUN_STAMP)
 # then on PostgreSQL under CI (CI=true) or when MARKETPLACE_TEST_POSTGRES_URL is set (or the
 # older MARKETPLACE_TEST_DATABASE_URL); a PostgreSQL that cannot be reached fails under CI.
 TEST_POSTGRES_DEFAULT := postgresql+asyncpg://postgres@127.0.0.1:5432/test
-PYTEST := $(BIN)/python -m pytest -n 2 -q
+# loadgroup: tests marked xdist_group share a worker (the console's browser tests: one
+# server and one browser); everything else is spread as before.
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 # The URL shown in banners, without its password.
 HIDE_PASSWORD := sed -E 's|(://[^:/@]*):[^@]*@|\1:***@|'
 

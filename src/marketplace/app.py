@@ -15,6 +15,8 @@ from starlette.responses import PlainTextResponse, Response
 
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
+from marketplace.admin_console.router import router as console_router
+from marketplace.admin_console.security import ConsoleHeadersMiddleware
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
@@ -87,12 +89,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scenario_public_router)
     app.include_router(catalog_router)
     app.include_router(commerce_router)
+    app.include_router(console_router)
     _add_operations_routes(app)
 
-    # Outermost first: request context wraps rate limiting wraps the app.
+    # Outermost first: console headers wrap request context wraps rate limiting wraps the app.
     app.add_middleware(RequestGuardMiddleware)
     app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
+    app.add_middleware(ConsoleHeadersMiddleware)
     return app
 
 

@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     rate_limit_login: str = "10/minute"
     rate_limit_write: str = "120/minute"
     rate_limit_read: str = "1200/minute"
+    # Reviewer console sessions: an absolute lifetime from login, and an idle limit since
+    # the last request (docs/decisions.md, "Reviewer console").
+    console_session_hours: float = 12
+    console_idle_minutes: float = 30
     log_json: bool | None = None
     log_level: str = "INFO"
 

@@ -166,8 +166,14 @@ async def review_identity(
 
 
 async def list_developers(
-    session: AsyncSession, page: Page, *, identity_status: IdentityStatus | None, search: str | None
+    session: AsyncSession,
+    page: Page,
+    *,
+    identity_status: IdentityStatus | None,
+    search: str | None,
+    oldest_submission_first: bool = False,
 ) -> tuple[list[tuple[User, DeveloperProfile]], int, dict[str, int]]:
+    """Newest accounts first; or, for a review queue, the longest-waiting submission first."""
     base = select(User, DeveloperProfile).join(
         DeveloperProfile, DeveloperProfile.user_id == User.id
     )
@@ -193,9 +199,12 @@ async def list_developers(
     if identity_status is not None:
         filtered = filtered.where(DeveloperProfile.identity_status == identity_status)
     total = counts[identity_status.value] if identity_status is not None else counts["all"]
-    rows = await session.execute(
-        filtered.order_by(User.created_at.desc(), User.id).offset(page.offset).limit(page.size)
+    order = (
+        (DeveloperProfile.submitted_at.asc().nulls_last(), User.id)
+        if oldest_submission_first
+        else (User.created_at.desc(), User.id)
     )
+    rows = await session.execute(filtered.order_by(*order).offset(page.offset).limit(page.size))
     return [(u, p) for u, p in rows.all()], total, counts
 
 

@@ -13,6 +13,7 @@ from marketplace.models.catalog import (
     ReviewStatus,
 )
 from marketplace.models.commerce import Install, Purchase, Rating
+from marketplace.models.console import ConsoleSession
 from marketplace.models.generation import CatalogGeneration
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.roles import IdentityStatus, Role
@@ -24,6 +25,7 @@ __all__ = [
     "Base",
     "CatalogGeneration",
     "Category",
+    "ConsoleSession",
     "DeveloperProfile",
     "Distribution",
     "IdentityStatus",

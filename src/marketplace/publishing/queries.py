@@ -56,6 +56,11 @@ async def _paged_with_counts(
     return list(rows), total, counts
 
 
+def _by_age(created: Any, row_id: Any, oldest_first: bool) -> tuple[Any, Any]:
+    # The id breaks ties, so pages never overlap when rows share a timestamp.
+    return (created.asc() if oldest_first else created.desc(), row_id)
+
+
 def _searching(
     query: Select[*tuple[Any, ...]], columns: Sequence[Any], search: str | None
 ) -> Select[*tuple[Any, ...]]:
@@ -70,14 +75,16 @@ async def admin_items(
     page: Page,
     review_status: str | None,
     search: str | None,
+    *,
+    oldest_first: bool = False,
 ) -> tuple[list[ItemT], int, dict[str, int]]:
-    """Every item, newest first, with counts per review status."""
-    created = kind.item_column("created_at")
+    """Every item, newest first (a review queue: oldest first), with counts per review
+    status."""
     rows, total, counts = await _paged_with_counts(
         session,
         _searching(select(kind.item_model), kind.item_search(), search),
         kind.item_column("review_status"),
-        (created.desc(), kind.item_column("id")),
+        _by_age(kind.item_column("created_at"), kind.item_column("id"), oldest_first),
         page,
         review_status,
     )
@@ -90,8 +97,11 @@ async def admin_versions(
     page: Page,
     review_status: str | None,
     search: str | None,
+    *,
+    oldest_first: bool = False,
 ) -> tuple[list[tuple[VersionT, ItemT]], int, dict[str, int]]:
-    """The version queue across items, newest first, with counts per review status."""
+    """The version queue across items, newest first (or oldest first, the order a reviewer
+    works through it), with counts per review status."""
     base = select(kind.version_model, kind.item_model).join(
         kind.item_model, kind.item_column("id") == kind.parent
     )
@@ -99,7 +109,7 @@ async def admin_versions(
         session,
         _searching(base, kind.version_search(), search),
         kind.version_column("review_status"),
-        (kind.version_column("created_at").desc(), kind.version_column("id")),
+        _by_age(kind.version_column("created_at"), kind.version_column("id"), oldest_first),
         page,
         review_status,
     )

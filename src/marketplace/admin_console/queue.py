@@ -1,0 +1,179 @@
+"""The review queue: what waits for a decision, oldest first, in four tabs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from math import ceil
+from typing import Annotated, Any
+
+from fastapi import Query, Request, Response
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.accounts import service as accounts
+from marketplace.admin_console.deps import ConsoleReviewer
+from marketplace.admin_console.findings import counts
+from marketplace.admin_console.http import console_router, page
+from marketplace.admin_console.kinds import PLUGIN_PAGES, SCENARIO_PAGES, item_title
+from marketplace.db import DbSession
+from marketplace.kit.pagination import Page
+from marketplace.models import IdentityStatus, PluginVersion, ReviewStatus
+from marketplace.packages.manifest import version_sort_key
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing import queries
+
+router = console_router()
+
+PAGE_SIZE = 20
+PENDING = ReviewStatus.PENDING.value
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    url: str
+    title: str
+    detail: str
+    developer: str
+    waiting_since: datetime | None
+    findings: dict[str, int] | None  # None where a row has no findings of its own
+
+
+Loader = Callable[[AsyncSession, Page, str | None], Awaitable[tuple[list[QueueRow], int]]]
+
+
+@dataclass(frozen=True)
+class Tab:
+    slug: str
+    label: str
+    load: Loader
+
+
+async def _labels(db: AsyncSession, user_ids: list[str]) -> dict[str, str]:
+    return await queries.reviewer_labels(db, user_ids)
+
+
+async def _newest_pending_findings(
+    db: AsyncSession, plugin_ids: list[str]
+) -> dict[str, tuple[str, dict[str, int]]]:
+    """Per plugin, its newest pending version and that version's finding counts."""
+    rows = await db.scalars(
+        select(PluginVersion).where(
+            PluginVersion.plugin_id.in_(plugin_ids), PluginVersion.review_status == PENDING
+        )
+    )
+    newest: dict[str, PluginVersion] = {}
+    for version in rows:
+        held = newest.get(version.plugin_id)
+        if held is None or version_sort_key(version.version) > version_sort_key(held.version):
+            newest[version.plugin_id] = version
+    return {pid: (v.version, counts(v.findings)) for pid, v in newest.items()}
+
+
+async def _plugins(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
+    items, total, _ = await queries.admin_items(db, PLUGINS, at, PENDING, search, oldest_first=True)
+    labels = await _labels(db, [p.owner_id for p in items])
+    pending = await _newest_pending_findings(db, [p.id for p in items])
+    rows = []
+    for plugin in items:
+        version, found = pending.get(plugin.id, (None, None))
+        detail = f"{plugin.type} · {plugin.category}"
+        detail += f" · first version {version}" if version else " · no pending version"
+        rows.append(
+            QueueRow(
+                url=f"/console/plugins/{plugin.id}",
+                title=item_title(plugin),
+                detail=detail,
+                developer=labels.get(plugin.owner_id, plugin.owner_id),
+                waiting_since=plugin.created_at,
+                findings=found,
+            )
+        )
+    return rows, total
+
+
+def _versions_loader(pages: Any) -> Loader:
+    async def load(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
+        pairs, total, _ = await queries.admin_versions(
+            db, pages.kind, at, PENDING, search, oldest_first=True
+        )
+        labels = await _labels(db, [item.owner_id for _, item in pairs])
+        rows = [
+            QueueRow(
+                url=pages.version_url(version.id),
+                title=item_title(item),
+                detail=f"version {version.version}",
+                developer=labels.get(item.owner_id, item.owner_id),
+                waiting_since=version.created_at,
+                findings=counts(version.findings),
+            )
+            for version, item in pairs
+        ]
+        return rows, total
+
+    return load
+
+
+async def _developers(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
+    pairs, total, _ = await accounts.list_developers(
+        db,
+        at,
+        identity_status=IdentityStatus.PENDING,
+        search=search,
+        oldest_submission_first=True,
+    )
+    rows = [
+        QueueRow(
+            url=f"/console/developers/{user.id}",
+            title=profile.display_name,
+            detail=" · ".join(x for x in (profile.real_name, profile.organization) if x),
+            developer=user.email,
+            waiting_since=profile.submitted_at,
+            findings=None,
+        )
+        for user, profile in pairs
+    ]
+    return rows, total
+
+
+TABS = (
+    Tab("plugins", "Plugins", _plugins),
+    Tab("plugin-versions", "Plugin versions", _versions_loader(PLUGIN_PAGES)),
+    Tab("scenario-versions", "Scenario versions", _versions_loader(SCENARIO_PAGES)),
+    Tab("developers", "Developer identities", _developers),
+)
+TAB_BY_SLUG = {t.slug: t for t in TABS}
+
+
+@router.get("/console")
+@router.get("/console/queue")
+async def queue(
+    request: Request,
+    _reviewer: ConsoleReviewer,
+    db: DbSession,
+    tab: Annotated[str | None, Query(max_length=40)] = None,
+    q: Annotated[str | None, Query(max_length=200)] = None,
+    page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1,
+) -> Response:
+    search = q.strip() if q and q.strip() else None
+    waiting = {t.slug: (await t.load(db, Page(1, 1), search))[1] for t in TABS}
+    if tab not in TAB_BY_SLUG:
+        # Open the first tab with work in it.
+        tab = next((t.slug for t in TABS if waiting[t.slug]), TABS[0].slug)
+    current = TAB_BY_SLUG[tab]
+    rows, total = await current.load(db, Page(page_number, PAGE_SIZE), search)
+    return page(
+        request,
+        "queue.html",
+        title="Review queue",
+        nav="queue",
+        tabs=TABS,
+        tab=current,
+        waiting=waiting,
+        rows=rows,
+        total=total,
+        search=search or "",
+        page_number=page_number,
+        pages=max(1, ceil(total / PAGE_SIZE)),
+    )

@@ -1,0 +1,151 @@
+"""A version's page (plugins and scenarios alike): what it is, what the checks found,
+what changed, its history, and the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.admin_console.changes import load_changes
+from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
+from marketplace.admin_console.findings import counts, grouped
+from marketplace.admin_console.history import developer_rejections, item_audit
+from marketplace.admin_console.http import console_router, page, redirect
+from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
+from marketplace.admin_console.review_forms import DecisionRefused, decision_of
+from marketplace.db import DbSession
+from marketplace.errors import AppError
+from marketplace.kit.state import AppSettings
+from marketplace.models import ReviewStatus, User
+from marketplace.publishing import queries, review
+from marketplace.publishing.downloads import package_link
+from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
+from marketplace.publishing.schemas import VersionReviewIn
+from marketplace.storage.base import BlobStore
+from marketplace.storage.deps import BlobStoreDep
+
+router = console_router()
+
+DONE = {
+    "approved": "Version approved: it is now the current version.",
+    "rejected": "Version rejected.",
+}
+
+
+async def _render(
+    request: Request,
+    db: AsyncSession,
+    store: BlobStore,
+    pages: ConsoleKind,
+    version_id: str,
+    *,
+    error: str | None = None,
+    note: str = "",
+    status: int = 200,
+) -> Response:
+    kind = pages.kind
+    version = await find_version(db, kind, version_id)
+    item = await find_item(db, kind, getattr(version, kind.parent.key))
+    versions = await queries.versions_of(db, kind, item.id)
+    owner = await db.get(User, item.owner_id)
+    audit = await item_audit(db, kind, item.id, [v.id for v in versions])
+    labels = await queries.reviewer_labels(db, (v.reviewed_by for v in versions))
+    done = request.query_params.get("done", "")
+    return page(
+        request,
+        "version.html",
+        status=status,
+        title=f"{item_title(item)} {version.version}",
+        nav="queue",
+        pages=pages,
+        kind=kind,
+        item=item,
+        item_title=item_title(item),
+        version=version,
+        owner=owner,
+        manifest=pages.manifest_of(version),
+        finding_groups=grouped(version.findings),
+        finding_counts=counts(version.findings),
+        changes=await load_changes(db, store, kind, version),
+        versions=versions,
+        labels=labels,
+        rejections=await developer_rejections(db, kind, item.owner_id, item.id),
+        audit=audit,
+        links=AUDIT_LINKS,
+        pending=version.review_status == ReviewStatus.PENDING,
+        error=error,
+        note=note,
+        notice=DONE.get(done) if error is None else None,
+    )
+
+
+@router.get("/console/{slug}/versions/{version_id}")
+async def version_page(
+    request: Request,
+    slug: str,
+    version_id: str,
+    _reviewer: ConsoleReviewer,
+    db: DbSession,
+    store: BlobStoreDep,
+) -> Response:
+    return await _render(request, db, store, console_kind(slug), version_id)
+
+
+@router.post("/console/{slug}/versions/{version_id}")
+async def review_version(
+    request: Request,
+    slug: str,
+    version_id: str,
+    reviewer: ConsoleReviewer,
+    form: PostedForm,
+    db: DbSession,
+    store: BlobStoreDep,
+) -> Response:
+    """The API's version review (publishing.review.decide), with its audit record."""
+    pages = console_kind(slug)
+    try:
+        decision, _ = decision_of(form, VersionReviewIn)
+    except DecisionRefused as refused:
+        return await _render(
+            request, db, store, pages, version_id, error=refused.message,
+            note=form.text("note"), status=400,
+        )  # fmt: skip
+    item, version = await locked_version_with_item(db, pages.kind, version_id)
+    try:
+        await review.decide(
+            db,
+            pages.kind,
+            item,
+            version,
+            approved=decision.approved,
+            reviewer_id=reviewer.user.id,
+            note=decision.note,
+        )
+    except AppError as error:
+        # Nothing of the refused move is kept; the page shows why, as it is now.
+        await db.rollback()
+        return await _render(
+            request, db, store, pages, version_id, error=error.message,
+            note=form.text("note"), status=error.status_code,
+        )  # fmt: skip
+    outcome = "approved" if decision.approved else "rejected"
+    return redirect(f"{pages.version_url(version_id)}?done={outcome}")
+
+
+@router.get("/console/{slug}/versions/{version_id}/package")
+async def version_package(
+    slug: str,
+    version_id: str,
+    _reviewer: ConsoleReviewer,
+    db: DbSession,
+    store: BlobStoreDep,
+    settings: AppSettings,
+) -> Response:
+    """The package, through the same short-lived link the admin API hands out."""
+    pages = console_kind(slug)
+    version: Any = await find_version(db, pages.kind, version_id)
+    item = await find_item(db, pages.kind, getattr(version, pages.kind.parent.key))
+    link = await package_link(store, settings.download_url_seconds, pages.kind, item, version)
+    return redirect(link.url)
