@@ -1,9 +1,8 @@
 """What changed in a version against the item's last approved one, as the page shows it.
 
 `load_changes` is the one seam between the console and the version diff
-(`publishing/diff.py`, written separately): it fills these plain classes, and the
-templates read nothing else. Until the two are joined it answers None, and the page says
-the changes are not available.
+(`publishing/diff.py`, the same comparison the API's diff answers): it fills these plain
+classes, and the templates read nothing else.
 """
 
 from __future__ import annotations
@@ -11,10 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from marketplace.publishing import contents
+from marketplace.publishing.contents import DEFAULT_MAX_TOTAL_BYTES, PackageUnreadable, file_diffs
+from marketplace.publishing.diff import compare, diff_base
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.schemas import ManifestDiff
+from marketplace.rules.limits import MIB
 from marketplace.storage.base import BlobStore
+
+log = structlog.get_logger("marketplace.console")
 
 
 @dataclass(frozen=True)
@@ -103,5 +110,72 @@ async def load_changes(
     kind: ItemKind[ItemT, VersionT],
     version: VersionT,
 ) -> ChangesView | None:
-    """The version's changes and file listing; None while the diff module is not joined."""
-    return None
+    """The version against the diff's base (the API's diff, `publishing.diff`), with text
+    diffs of its changed files and its file listing; None when a stored package cannot be
+    read (logged: a row never points at a missing blob, invariant 3)."""
+    base = await diff_base(session, kind, version)
+    try:
+        comparison = await compare(store, kind, base, version)
+        diff = comparison.diff
+        paths = [
+            *(f.path for f in diff.files.changed),
+            *(f.path for f in diff.files.added),
+            *(f.path for f in diff.files.removed),
+        ]
+        texts = (
+            await file_diffs(store, base.blob_key if base else None, version.blob_key, paths)
+            if paths
+            else {}
+        )
+    except PackageUnreadable as exc:
+        log.error("stored package unreadable", version_id=version.id, reason=str(exc))
+        return None
+    return ChangesView(
+        base_version=base.version if base else None,
+        files_added=tuple(FileRow(f.path, f.size) for f in diff.files.added),
+        files_removed=tuple(FileRow(f.path, f.size) for f in diff.files.removed),
+        files_changed=tuple(
+            ChangedFile(f.path, f.size_before, f.size_after) for f in diff.files.changed
+        ),
+        manifest_changes=_manifest_changes(diff.manifest),
+        new_permissions=tuple(diff.new_permissions),
+        text_diffs=tuple(
+            text for path in paths if (text := _text_diff(texts.get(path))) is not None
+        ),
+        files=tuple(
+            FileRow(entry.path, entry.size)
+            for entry in sorted(comparison.head_files, key=lambda e: e.path)
+        ),
+    )
+
+
+def _manifest_changes(manifest: ManifestDiff) -> tuple[ManifestChange, ...]:
+    changes = [
+        *(ManifestChange(key, None, value, added=True) for key, value in manifest.added.items()),
+        *(
+            ManifestChange(key, value, None, removed=True)
+            for key, value in manifest.removed.items()
+        ),
+        *(ManifestChange(key, c.before, c.after) for key, c in manifest.changed.items()),
+    ]
+    return tuple(sorted(changes, key=lambda change: change.key))
+
+
+def _text_diff(found: contents.TextDiff | None) -> TextDiff | None:
+    """The page's view of one file's diff; None when there is nothing to show."""
+    if found is None or found.kind == "identical":
+        return None
+    if found.kind == "text":
+        return TextDiff(found.path, found.diff)
+    return TextDiff(found.path, "", note=_note(found))
+
+
+def _note(found: contents.TextDiff) -> str:
+    sides = [side for side in (found.before, found.after) if side is not None]
+    if found.kind == "binary":
+        shown = " → ".join(f"{side.size} bytes, sha256 {side.sha256[:12]}…" for side in sides)
+        return f"Binary file ({shown})"
+    if found.kind == "too_large":
+        largest = max(side.size for side in sides)
+        return f"Too large to show here ({largest} bytes); download the package to read it"
+    return f"Not shown: this page shows at most {DEFAULT_MAX_TOTAL_BYTES // MIB} MiB of diffs"

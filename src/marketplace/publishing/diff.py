@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -104,9 +105,18 @@ async def diff_base(
     return current if current is not None else await session.scalar(approved)
 
 
-async def compare_versions(
+@dataclass(frozen=True)
+class Comparison:
+    """A diff and the file listing of its head version, read in the same pass (the console
+    shows both)."""
+
+    diff: VersionDiffOut
+    head_files: list[FileEntry]
+
+
+async def compare(
     store: BlobStore, kind: ItemKind[ItemT, VersionT], base: VersionT | None, head: VersionT
-) -> VersionDiffOut:
+) -> Comparison:
     """`head` against `base` (None: a first version, everything in it is added).
 
     A version without a package (config_only, inline, a scenario without one) has no files.
@@ -114,12 +124,20 @@ async def compare_versions(
     """
     head_files, head_subject = await _read(store, kind, head)
     base_files, base_subject = await _read(store, kind, base) if base else ([], _NOTHING)
-    return VersionDiffOut(
+    diff = VersionDiffOut(
         base=VersionRef(id=base.id, version=base.version) if base else None,
         files=diff_files(base_files, head_files),
         manifest=diff_manifest(base_subject.manifest, head_subject.manifest),
         new_permissions=new_permissions(base_subject.permissions, head_subject.permissions),
     )
+    return Comparison(diff, head_files)
+
+
+async def compare_versions(
+    store: BlobStore, kind: ItemKind[ItemT, VersionT], base: VersionT | None, head: VersionT
+) -> VersionDiffOut:
+    """The diff alone (the API's answer); see `compare`."""
+    return (await compare(store, kind, base, head)).diff
 
 
 async def _read(

@@ -1,11 +1,10 @@
-"""What the browser tests review, made through the live server's API (and its database
-for the findings, standing in for the automatic checks until they fill them)."""
+"""What the browser tests review, made through the live server's API; the findings are the
+automatic checks' own."""
 
 from __future__ import annotations
 
 import io
 import json
-import sqlite3
 import tarfile
 from dataclasses import dataclass
 from typing import Any
@@ -14,33 +13,6 @@ import httpx
 
 from tests.e2e.market import Market
 from tests.helpers import ok
-
-FINDINGS = [
-    {
-        "code": "PERMISSION_NEW",
-        "severity": "warning",
-        "path": "$.permissions",
-        "message": "Asks for a permission the approved version did not: net:fetch",
-    },
-    {
-        "code": "NETWORK_CALL",
-        "severity": "warning",
-        "path": "file:index.js",
-        "message": "Calls fetch() at load time",
-    },
-    {
-        "code": "EVAL_USED",
-        "severity": "error",
-        "path": "file:lib/helper.js",
-        "message": "Uses eval() on a string built at run time",
-    },
-    {
-        "code": "CHANGELOG_SHORT",
-        "severity": "info",
-        "path": "$.changelog",
-        "message": "The changelog is one line",
-    },
-]
 
 
 @dataclass(frozen=True)
@@ -114,14 +86,6 @@ def _approve_plugin(market: Market, plugin_id: str) -> None:
     market.request("POST", f"/api/v1/admin/plugins/{plugin_id}/review", json={"approved": True})
 
 
-def _set_findings(market: Market, version_id: str) -> None:
-    with sqlite3.connect(market.server.data_dir / "marketplace.db", timeout=30) as db:
-        db.execute(
-            "UPDATE plugin_versions SET findings = ? WHERE id = ?",
-            (json.dumps(FINDINGS), version_id),
-        )
-
-
 def _pending_identity(market: Market) -> str:
     token = market.new_user("console-identity")
     headers = {"Authorization": f"Bearer {token}"}
@@ -152,7 +116,11 @@ def seed(market: Market) -> Seeded:
         "  return { tools: await list.json() };\n"
         "}\n"
     )
-    helper = "export const twice = (x) => x * 2;\n"
+    # eval of a string built at run time: an obfuscation warning for the reviewer.
+    helper = (
+        "export const twice = (x) => x * 2;\n"
+        'export const call = (name) => eval("globalThis." + name + "()");\n'
+    )
 
     demo = _publish(market, "console-demo", "Console Demo")
     _upload(market, demo, "console-demo", "1.0.0", {"index.js": index_v1}, ["ui.render"], "First")
@@ -166,7 +134,6 @@ def seed(market: Market) -> Seeded:
         ["ui.render", "net:fetch"],
         "Fetches the tool list from the network",
     )
-    _set_findings(market, changed)
 
     other = _publish(market, "console-other", "Console Other")
     _upload(market, other, "console-other", "1.0.0", {"index.js": index_v1}, [], "First")
