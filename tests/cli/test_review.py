@@ -163,12 +163,35 @@ def test_list_reads_every_page_of_the_service_then_pages_by_50(
 
 
 def test_an_empty_queue_says_so(fake: FakeApi, invoke: Invoke) -> None:
-    for path in (PLUGINS, PLUGIN_QUEUE, SCENARIO_QUEUE):
+    for path in (PLUGINS, PLUGIN_QUEUE, SCENARIO_QUEUE, DEVELOPERS):
         fake.ok("GET", path, page([]))
     result = invoke(["review", "list"])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == "Nothing waits for review."
-    assert ("GET", DEVELOPERS) not in fake.calls()
+    # Only the identity queue asked for developers: no name lookups for an empty page.
+    assert [r.params.get("identityStatus") for r in fake.requests if r.path == DEVELOPERS] == [
+        "pending"
+    ]
+
+
+def test_list_includes_identities_waiting_since_they_were_submitted(
+    fake: FakeApi, invoke: Invoke
+) -> None:
+    for path in (PLUGINS, PLUGIN_QUEUE, SCENARIO_QUEUE):
+        fake.ok("GET", path, page([]))
+    waiting = {"id": "dev-9", "email": "lin@example.com", "realName": "Lin Wei",
+               "displayName": "Lin", "identityStatus": "pending",
+               "submittedAt": ago(hours=2), "createdAt": ago(days=30)}  # fmt: skip
+    fake.ok("GET", DEVELOPERS, page([waiting]))
+    result = invoke(["review", "list", "--kind", "identities", "--json"])
+    assert result.exit_code == 0, result.output
+    [item] = stdout_json(result)["data"]["items"]
+    assert (item["type"], item["id"], item["key"], item["name"]) == (
+        "identity", "dev-9", "lin@example.com", "Lin Wei"
+    )  # fmt: skip
+    assert item["ageSeconds"] == 2 * 3600
+    assert item["developer"] == {"id": "dev-9", "name": "Lin"}
+    assert ("GET", PLUGIN_QUEUE) not in fake.calls()
 
 
 def test_list_as_a_developer_prints_the_service_refusal_without_a_traceback(

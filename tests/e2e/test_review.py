@@ -149,3 +149,62 @@ def test_a_developer_token_is_refused_and_an_unknown_id_is_not_found(market: Mar
     assert missing.returncode == 1
     assert json.loads(missing.stdout)["error"]["code"] == "VERSION_NOT_FOUND"
     assert "Traceback" not in missing.stderr + refused.stderr
+
+
+def _pending_identity(market: Market, name: str) -> str:
+    """A user who became a developer and submitted an identity that waits for review."""
+    token = market.new_user(name)
+    mine = {"Authorization": f"Bearer {token}"}
+    ok(
+        httpx.post(
+            f"{market.url}/api/v1/developer/register", json={"displayName": name}, headers=mine
+        )
+    )
+    ok(
+        httpx.post(
+            f"{market.url}/api/v1/developer/identity",
+            json={"realName": f"{name} Real"},
+            headers=mine,
+        )
+    )
+    user_id: str = ok(httpx.get(f"{market.url}/api/v1/auth/me", headers=mine))["user"]["id"]
+    return user_id
+
+
+def _identity_status(market: Market, email: str) -> str:
+    developers = market.request("GET", "/api/v1/admin/developers", params={"search": email})
+    [developer] = [d for d in developers["items"] if d["email"] == email]
+    status: str = developer["identityStatus"]
+    return status
+
+
+def test_identities_are_listed_approved_and_rejected_from_the_terminal(market: Market) -> None:
+    name = f"ident-{uuid.uuid4().hex[:6]}"
+    user_id = _pending_identity(market, name)
+    email = f"{name}@example.com"
+
+    rows = data_of(
+        market.as_admin("review", "list", "--kind", "identities", "--search", name, "--json")
+    )["items"]
+    assert [(r["type"], r["id"], r["key"], r["name"]) for r in rows] == [
+        ("identity", user_id, email, f"{name} Real")
+    ]
+    assert rows[0]["developer"]["id"] == user_id
+    assert rows[0]["findings"] is None
+
+    refused = market.as_admin("review", "reject-identity", user_id)
+    assert refused.returncode == 2
+    assert _identity_status(market, email) == "pending"  # nothing was sent
+
+    approved = market.as_admin("review", "approve-identity", user_id, "--json")
+    assert data_of(approved)["identity"]["status"] == "verified"
+    assert _identity_status(market, email) == "verified"
+    assert queue(market, name) == []
+
+    # Rejecting later revokes the verification, with the note the developer reads.
+    rejected = market.as_admin(
+        "review", "reject-identity", user_id, "--note", "The organization does not match"
+    )
+    assert rejected.returncode == 0, rejected.stderr
+    assert rejected.stdout.strip() == f"Identity of developer {user_id}: rejected"
+    assert _identity_status(market, email) == "rejected"

@@ -1,8 +1,9 @@
 """`marketplace review`: the review queue from a terminal, for ADMIN and SUPER_ADMIN.
 
-list (new plugins, plugin and scenario versions waiting, oldest first), show, diff (against
-the last approved version), approve and reject a version, approve-plugin and reject-plugin
-for a new plugin. A version id is looked up among plugin versions, then scenario versions,
+list (new plugins, plugin and scenario versions, developer identities waiting, oldest
+first), show, diff (against the last approved version), approve and reject a version,
+approve-plugin and reject-plugin for a new plugin, approve-identity and reject-identity for
+a developer. A version id is looked up among plugin versions, then scenario versions,
 unless `--kind` says which.
 """
 
@@ -55,6 +56,7 @@ class Kind(StrEnum):
 class ListKind(StrEnum):
     plugins = "plugins"
     scenarios = "scenarios"
+    identities = "identities"
     all = "all"
 
 
@@ -127,6 +129,24 @@ def _queue(api: ApiClient, kind: ListKind, search: str | None) -> list[QueueRow]
     if kind in (ListKind.scenarios, ListKind.all):
         for v in _pages(api, f"{ADMIN}/scenarios/versions/pending", params):
             rows.append(_version_row("scenario-version", v, v["scenarioId"], v["scenarioId"]))
+    if kind in (ListKind.identities, ListKind.all):
+        for d in _pages(api, f"{ADMIN}/developers", {**params, "identityStatus": "pending"}):
+            if d.get("identityStatus") != "pending":
+                continue  # a service that ignored the filter: only pending ones wait
+            rows.append(
+                QueueRow(
+                    type="identity",
+                    id=d["id"],
+                    key=d.get("email") or "",
+                    name=d.get("realName") or d.get("displayName") or d.get("name") or "",
+                    version=None,
+                    # Waiting since the identity was submitted, not since the account began.
+                    created_at=d.get("submittedAt") or d.get("createdAt") or "",
+                    parent_id=d["id"],
+                    owner_id=d["id"],
+                    findings=None,
+                )
+            )
     rows.sort(key=lambda row: (parse_time(row.created_at) or _NEVER, row.id))
     return rows
 
@@ -256,7 +276,8 @@ def _print(out: Output, lines: Iterable[str]) -> None:
 def list_command(
     ctx: typer.Context,
     kind: Annotated[
-        ListKind, typer.Option("--kind", case_sensitive=False, help="plugins, scenarios or all.")
+        ListKind,
+        typer.Option("--kind", case_sensitive=False, help="plugins, scenarios, identities or all."),
     ] = ListKind.all,
     search: Annotated[
         str | None, typer.Option("--search", help="Only items whose key or name contains S.")
@@ -266,7 +287,8 @@ def list_command(
     token: TokenOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """What waits for review, oldest first: new plugins, plugin versions, scenario versions."""
+    """What waits for review, oldest first: new plugins, plugin versions, scenario versions,
+    developer identities."""
     out = Output(json_mode=json_output)
 
     def work(api: ApiClient) -> tuple[dict[str, Any], Callable[[], None]]:
@@ -288,7 +310,8 @@ def list_command(
             _print(out, queue_lines(items))
             out.err.print(
                 f"{len(rows)} waiting; page {page} of {last}. A version: marketplace review "
-                "approve|reject ID; a new plugin: marketplace review approve-plugin ID",
+                "approve|reject ID; a new plugin: marketplace review approve-plugin ID; "
+                "an identity: marketplace review approve-identity ID",
                 markup=False,
             )
 
@@ -468,6 +491,55 @@ def reject_plugin_command(
     out = Output(json_mode=json_output)
     note = _require_note(note, out, "A rejection")
     _review_plugin(ctx, out, plugin_id, {"approved": False, "reviewNote": note}, backend, token)
+
+
+def _review_identity(
+    ctx: typer.Context,
+    out: Output,
+    user_id: str,
+    body: dict[str, Any],
+    backend: str | None,
+    token: str | None,
+) -> None:
+    def work(api: ApiClient) -> tuple[dict[str, Any], Callable[[], None]]:
+        path = f"{ADMIN}/developers/{user_id}/identity/review"
+        identity = expect_object(api.post(path, json=body), "identity")
+        message = f"Identity of developer {user_id}: {identity.get('status')}"
+        return {"identity": identity}, lambda: out.out.print(message, markup=False)
+
+    _run(ctx, out, backend, token, work)
+
+
+@app.command("approve-identity")
+def approve_identity_command(
+    ctx: typer.Context,
+    user_id: Annotated[str, typer.Argument(help="The developer's user id.")],
+    note: NoteOption = None,
+    backend: BackendOption = None,
+    token: TokenOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Verify a developer's identity: their plugins can then be published."""
+    out = Output(json_mode=json_output)
+    body: dict[str, Any] = {"approved": True}
+    if note is not None:
+        body["reviewNote"] = note
+    _review_identity(ctx, out, user_id, body, backend, token)
+
+
+@app.command("reject-identity")
+def reject_identity_command(
+    ctx: typer.Context,
+    user_id: Annotated[str, typer.Argument(help="The developer's user id.")],
+    note: NoteOption = None,
+    backend: BackendOption = None,
+    token: TokenOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Reject (or revoke) a developer's identity; --note is required."""
+    out = Output(json_mode=json_output)
+    note = _require_note(note, out, "A rejection")
+    _review_identity(ctx, out, user_id, {"approved": False, "reviewNote": note}, backend, token)
 
 
 def register(root: typer.Typer) -> None:

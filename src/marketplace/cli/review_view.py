@@ -14,9 +14,10 @@ KIB = 1024
 
 @dataclass(frozen=True)
 class QueueRow:
-    """One thing waiting for a reviewer: a new plugin, or a plugin or scenario version."""
+    """One thing waiting for a reviewer: a new plugin, a plugin or scenario version, or a
+    developer's identity."""
 
-    type: str  # "plugin" (approve-plugin), "plugin-version", "scenario-version"
+    type: str  # "plugin" (approve-plugin), "plugin-version", "scenario-version", "identity"
     id: str  # what the review commands take: the plugin's id, or the version's
     key: str  # pluginKey or scenario id
     name: str
