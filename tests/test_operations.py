@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -9,9 +10,11 @@ import structlog
 import structlog.testing
 from fastapi import FastAPI
 from prometheus_client import generate_latest
+from sqlalchemy import text
 from starlette.requests import ClientDisconnect
 from starlette.types import Message
 
+from marketplace.storage.local import LocalBlobStore
 from tests.helpers import err
 
 
@@ -213,3 +216,41 @@ async def test_a_client_that_hangs_up_is_an_info_line_not_an_error(own_app: Fast
     assert "unhandled exception" not in levels
     text = generate_latest(own_app.state.metrics.registry).decode()
     assert 'route="/hang-up",status="499"' in text
+
+
+async def test_readyz_refuses_a_database_behind_the_migrations(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    async with app.state.write_sessionmaker() as session:
+        current = await session.scalar(text("SELECT version_num FROM alembic_version"))
+        await session.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+        await session.commit()
+    try:
+        response = await client.get("/readyz")
+    finally:
+        async with app.state.write_sessionmaker() as session:
+            await session.execute(
+                text("UPDATE alembic_version SET version_num = :v"), {"v": current}
+            )
+            await session.commit()
+    assert response.status_code == 503
+    database = response.json()["checks"]["database"]
+    assert database == f"error: schema at 0001, expected {current} (run marketplace db upgrade)"
+    assert (await client.get("/readyz")).status_code == 200
+
+
+async def test_readyz_refuses_a_store_that_cannot_take_blobs(
+    app: FastAPI, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    good = app.state.blob_store
+    app.state.blob_store = LocalBlobStore(
+        tmp_path / "a-file" / "blobs", secret="s", public_url="http://test"
+    )
+    try:
+        response = await client.get("/readyz")
+    finally:
+        app.state.blob_store = good
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+    assert response.json()["checks"]["storage"].endswith("cannot be written")

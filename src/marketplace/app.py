@@ -30,6 +30,7 @@ from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.kit.tempfiles import remove_abandoned
+from marketplace.migrate import head_revision
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
@@ -38,7 +39,7 @@ from marketplace.publishing.uploads import upload_dir
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
-from marketplace.storage.base import blob_key
+from marketplace.storage.base import StoreNotReady
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
 
@@ -112,19 +113,27 @@ def _add_operations_routes(app: FastAPI) -> None:
     async def healthz() -> dict[str, Any]:
         return {"status": "ok"}
 
+    expected_schema = head_revision()
+
     @app.get("/readyz", include_in_schema=False)
     async def readyz(request: Request) -> Response:
         checks: dict[str, str] = {}
         try:
             async with request.app.state.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-            checks["database"] = "ok"
+                schema = await conn.scalar(text("SELECT version_num FROM alembic_version"))
+            checks["database"] = (
+                "ok"
+                if schema == expected_schema
+                else f"error: schema at {schema}, expected {expected_schema} "
+                "(run marketplace db upgrade)"
+            )
         except Exception as exc:
             checks["database"] = f"error: {type(exc).__name__}"
         try:
-            # Any answer (found or not) proves the store is reachable.
-            await request.app.state.blob_store.exists(blob_key("0" * 64))
+            await request.app.state.blob_store.check_ready()
             checks["storage"] = "ok"
+        except StoreNotReady as exc:
+            checks["storage"] = f"error: {exc}"
         except Exception as exc:
             checks["storage"] = f"error: {type(exc).__name__}"
         ready = all(v == "ok" for v in checks.values())

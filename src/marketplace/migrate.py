@@ -6,6 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -25,3 +26,11 @@ def upgrade(database_url: str, revision: str = "head") -> None:
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(database_url), revision)
+
+
+def head_revision() -> str:
+    """The revision `upgrade` reaches: what a ready database must be at."""
+    head = ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    if head is None:  # unreachable: the tree has migrations
+        raise RuntimeError("no migrations found")
+    return head

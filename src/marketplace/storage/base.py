@@ -24,6 +24,10 @@ class InvalidBlobKey(ValueError):
     """A key that is not `ab/cd/<sha256>` in lowercase hex."""
 
 
+class StoreNotReady(RuntimeError):
+    """The store cannot take blobs now; the message says why, for an operator."""
+
+
 class BlobNotFound(LookupError):
     """No blob is stored under the key."""
 
@@ -121,6 +125,11 @@ class BlobStore(Protocol):
 
     async def remove_partial_uploads(self, *, older_than_seconds: int) -> int:
         """Remove leftovers of interrupted writes older than the given age; returns the count."""
+        ...
+
+    async def check_ready(self) -> None:
+        """For /readyz: StoreNotReady when blobs cannot be written (a missing bucket or
+        folder, no write permission); store errors propagate as they are."""
         ...
 
     async def aclose(self) -> None:

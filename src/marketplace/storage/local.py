@@ -17,6 +17,7 @@ import anyio
 from marketplace.storage.base import (
     BlobInfo,
     BlobNotFound,
+    StoreNotReady,
     blob_key,
     check_blob_key,
     check_filename,
@@ -45,6 +46,18 @@ class LocalBlobStore:
 
     def path(self, key: str) -> Path:
         return self.root / check_blob_key(key)
+
+    async def check_ready(self) -> None:
+        await anyio.to_thread.run_sync(self._check_ready)
+
+    def _check_ready(self) -> None:
+        # The folder is made by the first put; what can stop that is the nearest existing
+        # ancestor not being a writable folder.
+        folder = self.root
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreNotReady(f"blob folder {self.root} cannot be written")
 
     async def put_file(self, key: str, path: Path, *, content_type: str, sha256: str) -> None:
         # Local blobs are always packages; the route serves them as application/gzip.

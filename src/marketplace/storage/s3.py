@@ -7,6 +7,7 @@ roles), never from the storage URL, so they do not end up in logs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from marketplace.storage.base import (
     PACKAGE_CONTENT_TYPE,
     BlobInfo,
     BlobNotFound,
+    StoreNotReady,
     blob_key,
     check_blob_key,
     check_filename,
@@ -81,6 +83,12 @@ def parse_s3_url(url: str) -> S3Config:
     )
 
 
+# /readyz writes a probe object at most this often; a bucket's existence is asked each time.
+_WRITE_CHECK_SECONDS = 300.0
+# Not a blob key (those are `ab/cd/<sha256>`), so iter_blobs and gc never see it.
+_READY_PROBE_KEY = ".readyz-probe"
+
+
 def _is_not_found(error: ClientError) -> bool:
     code = str(error.response.get("Error", {}).get("Code", ""))
     status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -90,6 +98,7 @@ def _is_not_found(error: ClientError) -> bool:
 class S3BlobStore:
     def __init__(self, config: S3Config) -> None:
         self.config = config
+        self._write_checked_at = -_WRITE_CHECK_SECONDS  # never yet
         botocore_config = Config(
             signature_version="s3v4",
             s3={"addressing_style": config.addressing_style},
@@ -133,6 +142,27 @@ class S3BlobStore:
         if self.config.region and self.config.region != "us-east-1":
             params["CreateBucketConfiguration"] = {"LocationConstraint": self.config.region}
         await self._run(self._client.create_bucket, **params)
+
+    async def check_ready(self) -> None:
+        """The bucket exists, and a write to it succeeded within the last few minutes (a
+        probe object under the prefix, written and deleted again)."""
+        try:
+            await self._run(self._client.head_bucket, Bucket=self.config.bucket)
+        except ClientError as error:
+            if _is_not_found(error):
+                raise StoreNotReady(f"bucket {self.config.bucket} does not exist") from None
+            raise
+        now = time.monotonic()
+        if now - self._write_checked_at < _WRITE_CHECK_SECONDS:
+            return
+        probe = self.config.prefix + _READY_PROBE_KEY
+        try:
+            await self._run(self._client.put_object, Bucket=self.config.bucket, Key=probe, Body=b"")
+            await self._run(self._client.delete_object, Bucket=self.config.bucket, Key=probe)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "error")
+            raise StoreNotReady(f"bucket {self.config.bucket} cannot be written ({code})") from None
+        self._write_checked_at = now
 
     async def _head(self, key: str) -> dict[str, Any] | None:
         try:
