@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -112,6 +115,27 @@ class Metrics:
             "Times Redis failed and rate limits were counted in the process instead",
             registry=self.registry,
         )
+
+    def exposition(self) -> bytes:
+        """The Prometheus text: this process's metrics or, in prometheus-client's multiprocess
+        mode (`serve --workers N` sets PROMETHEUS_MULTIPROC_DIR), every worker's summed."""
+        directory = os.environ.get(MULTIPROC_ENV)
+        if not directory:
+            return bytes(generate_latest(self.registry))
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(registry))
+
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_multiprocess_metrics(directory: Path) -> None:
+    """Empty the folder where each worker's metric files go, before the workers start
+    (prometheus-client: values of a previous run must not be added to this one's)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for leftover in directory.glob("*.db"):
+        leftover.unlink()
 
 
 CLIENT_CLOSED_REQUEST = 499

@@ -31,6 +31,8 @@ def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[s
     monkeypatch.setenv("MARKETPLACE_LOG_LEVEL", "INFO")  # restored if serve changes it
     for name in ("MARKETPLACE_DATABASE_URL", "MARKETPLACE_STORAGE_URL", "FORWARDED_ALLOW_IPS"):
         monkeypatch.delenv(name, raising=False)
+    # Set (empty) so that monkeypatch removes it again whatever serve does with it.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
     get_settings.cache_clear()
     yield calls
     get_settings.cache_clear()
@@ -99,3 +101,19 @@ def test_serve_renders_uvicorn_logs_as_json(captured: dict[str, Any]) -> None:
     line = json.loads(stdlib_formatter(**spec).format(record))
     assert line["event"] == "Uvicorn running on x"
     assert (line["level"], line["logger"]) == ("info", "uvicorn.error")
+
+
+def test_serve_with_workers_counts_metrics_in_a_fresh_shared_folder(
+    captured: dict[str, Any], tmp_path: Path
+) -> None:
+    folder = tmp_path / "data" / "metrics"
+    folder.mkdir(parents=True)
+    (folder / "counter_123.db").write_bytes(b"a previous run")
+    serve("--workers", "2")
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(folder)
+    assert list(folder.iterdir()) == []
+
+
+def test_serve_with_one_worker_keeps_metrics_in_the_process(captured: dict[str, Any]) -> None:
+    serve()
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == ""

@@ -70,13 +70,15 @@ def server_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
+def live_server(
+    data_dir: Path, *, serve_args: tuple[str, ...] = (), **extra_env: str
+) -> Iterator[LiveServer]:
     port = free_port()
     env = server_env(data_dir, port, **extra_env)
     log_path = data_dir.parent / f"server-{port}.log"
     log = log_path.open("w")
     process = subprocess.Popen(
-        [*COMMAND, "serve", "--port", str(port)],
+        [*COMMAND, "serve", "--port", str(port), *serve_args],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

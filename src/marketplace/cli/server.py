@@ -72,7 +72,11 @@ def serve(
 
     from marketplace.config import get_settings
     from marketplace.migrate import upgrade
-    from marketplace.observability import stdlib_log_config
+    from marketplace.observability import (
+        MULTIPROC_ENV,
+        prepare_multiprocess_metrics,
+        stdlib_log_config,
+    )
 
     if log_level is not None:
         # The workers build their app from the environment (uvicorn's factory).
@@ -85,6 +89,11 @@ def serve(
     settings.secret()  # create the persistent key once, before workers race for it
     if settings.is_sqlite:
         upgrade(settings.database_url)
+    if workers > 1 and not os.environ.get(MULTIPROC_ENV):
+        # Each worker counts in its own files; /metrics, whichever worker answers, sums them.
+        os.environ[MULTIPROC_ENV] = str(settings.data_dir / "metrics")
+    if os.environ.get(MULTIPROC_ENV):
+        prepare_multiprocess_metrics(Path(os.environ[MULTIPROC_ENV]))
     uvicorn.run(
         "marketplace.app:create_app",
         factory=True,
