@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.responses import PlainTextResponse, Response
 
@@ -150,6 +150,6 @@ def _add_operations_routes(app: FastAPI) -> None:
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(
-            generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST
-        )
+        # Under several workers this reads every worker's metric files: off the event loop.
+        body = await anyio.to_thread.run_sync(request.app.state.metrics.exposition)
+        return PlainTextResponse(body, media_type=CONTENT_TYPE_LATEST)

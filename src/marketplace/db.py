@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
+from marketplace.errors import AppError
+
 # Execution option that asks SQLite for BEGIN IMMEDIATE: a write transaction takes the
 # write lock up front, so two writers never deadlock upgrading shared locks.
 IMMEDIATE = "marketplace_immediate"
@@ -62,7 +64,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """The request's one session; committed when the endpoint returns, rolled back on error.
+    """The request's one session; committed when the endpoint returns, rolled back on error
+    (except an `AppError` that `keeps_writes`).
 
     Unsafe methods get BEGIN IMMEDIATE on SQLite (taken lazily at the first statement).
     A route that streams its body (`kit.routing.streams_body`) only reads here: it ends
@@ -77,6 +80,9 @@ async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
         try:
             yield session
             await session.commit()
+        except AppError as exc:
+            await (session.commit() if exc.keeps_writes else session.rollback())
+            raise
         except BaseException:
             await session.rollback()
             raise

@@ -13,6 +13,9 @@ class AppError(Exception):
     status_code: int = 400
     code: str = "VALIDATION_FAILED"
     message: str = "Request is invalid"
+    # A refusal that is itself a decision to record (a replayed refresh token revokes its
+    # family): the request's transaction commits before the error is answered.
+    keeps_writes: bool = False
 
     def __init__(
         self,
@@ -81,6 +84,13 @@ class Unauthorized(AppError):
     status_code = 401
     code = "UNAUTHORIZED"
     message = "Authentication required"
+
+
+class RefreshTokenReused(Unauthorized):
+    """A refresh token already rotated was presented again: its family is revoked."""
+
+    message = "Invalid or expired refresh token"
+    keeps_writes = True
 
 
 class PluginNotPurchased(AppError):

@@ -3,38 +3,94 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
+def json_logs_wanted(json_logs: bool | None) -> bool:
+    """The setting, or else JSON whenever stderr is not a terminal."""
+    return not sys.stderr.isatty() if json_logs is None else json_logs
+
+
+def _renderer(json_logs: bool) -> Any:
+    return structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer()
+
+
 def configure_logging(*, json_logs: bool | None, level: str) -> None:
-    if json_logs is None:
-        json_logs = not sys.stderr.isatty()
-    renderer: Any = (
-        structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer()
-    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
-            renderer,
+            _renderer(json_logs_wanted(json_logs)),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
+
+
+def stdlib_formatter(json_logs: bool) -> logging.Formatter:
+    """Renders a standard-library record (uvicorn's, alembic's) as structlog renders ours."""
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_log_level,
+            structlog.stdlib.add_logger_name,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _renderer(json_logs),
+        ],
+    )
+
+
+def stdlib_log_config(*, json_logs: bool | None, level: str) -> dict[str, Any]:
+    """A `logging.config.dictConfig` for the standard library's loggers, uvicorn's included
+    (uvicorn.run's `log_config`), so that with JSON logs on every line of the server's
+    output is JSON. Plain data only: uvicorn pickles it into each worker process."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "structlog": {
+                "()": f"{__name__}.stdlib_formatter",
+                "json_logs": json_logs_wanted(json_logs),
+            }
+        },
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "structlog",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        # uvicorn's loggers only set their level and reach the root's one handler.
+        "loggers": {
+            **{
+                name: {"level": level.upper(), "handlers": [], "propagate": True}
+                for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+            },
+            # Eight lines per worker at INFO about loading autogenerate (the /readyz check).
+            "alembic.runtime.plugins": {"level": "WARNING"},
+        },
+        "root": {"level": level.upper(), "handlers": ["stderr"]},
+    }
 
 
 class Metrics:
@@ -59,6 +115,27 @@ class Metrics:
             "Times Redis failed and rate limits were counted in the process instead",
             registry=self.registry,
         )
+
+    def exposition(self) -> bytes:
+        """The Prometheus text: this process's metrics or, in prometheus-client's multiprocess
+        mode (`serve --workers N` sets PROMETHEUS_MULTIPROC_DIR), every worker's summed."""
+        directory = os.environ.get(MULTIPROC_ENV)
+        if not directory:
+            return bytes(generate_latest(self.registry))
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(registry))
+
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def prepare_multiprocess_metrics(directory: Path) -> None:
+    """Empty the folder where each worker's metric files go, before the workers start
+    (prometheus-client: values of a previous run must not be added to this one's)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for leftover in directory.glob("*.db"):
+        leftover.unlink()
 
 
 CLIENT_CLOSED_REQUEST = 499

@@ -33,6 +33,7 @@ class LiveServer:
     data_dir: Path
     env: dict[str, str]
     process: subprocess.Popen[bytes]
+    log_path: Path
 
     def cli(
         self, *args: str, check: bool = True, **kwargs: object
@@ -63,18 +64,21 @@ def server_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
         MARKETPLACE_RATE_LIMIT_ENABLED="false",
         MARKETPLACE_LOG_LEVEL="WARNING",
         PYTHONPATH=_with_src(os.environ.get("PYTHONPATH")),
-        **extra,
     )
+    env.update(extra)
     return env
 
 
 @contextmanager
-def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
+def live_server(
+    data_dir: Path, *, serve_args: tuple[str, ...] = (), **extra_env: str
+) -> Iterator[LiveServer]:
     port = free_port()
     env = server_env(data_dir, port, **extra_env)
-    log = (data_dir.parent / f"server-{port}.log").open("w")
+    log_path = data_dir.parent / f"server-{port}.log"
+    log = log_path.open("w")
     process = subprocess.Popen(
-        [*COMMAND, "serve", "--port", str(port)],
+        [*COMMAND, "serve", "--port", str(port), *serve_args],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -84,9 +88,7 @@ def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(
-                    f"server exited early: {(data_dir.parent / f'server-{port}.log').read_text()}"
-                )
+                raise RuntimeError(f"server exited early: {log_path.read_text()}")
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break
@@ -95,7 +97,7 @@ def live_server(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
             if time.monotonic() > deadline:
                 raise RuntimeError("server did not start within 30 s")
             time.sleep(0.1)
-        yield LiveServer(url=url, data_dir=data_dir, env=env, process=process)
+        yield LiveServer(url=url, data_dir=data_dir, env=env, process=process, log_path=log_path)
     finally:
         process.terminate()
         try:

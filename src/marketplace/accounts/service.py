@@ -5,17 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import structlog
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.auth.passwords import hash_password, verify_password
 from marketplace.auth.tokens import create_access_token, hash_refresh_token, new_refresh_token
 from marketplace.config import Settings
-from marketplace.errors import EmailExists, InvalidState, Unauthorized, UserNotFound
+from marketplace.errors import (
+    EmailExists,
+    InvalidState,
+    RefreshTokenReused,
+    Unauthorized,
+    UserNotFound,
+)
+from marketplace.kit.dbtypes import new_id
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
 from marketplace.rules.text import has_forbidden_chars
+
+log = structlog.get_logger("marketplace.accounts")
 
 
 @dataclass(frozen=True)
@@ -53,13 +63,22 @@ async def authenticate(session: AsyncSession, email: str, password: str) -> User
 
 
 async def issue_tokens(
-    session: AsyncSession, user: User, settings: Settings, secret: str
+    session: AsyncSession,
+    user: User,
+    settings: Settings,
+    secret: str,
+    *,
+    family_id: str | None = None,
 ) -> IssuedTokens:
+    """A new access and refresh token; the refresh token starts a family unless given one."""
     access, expires_in = create_access_token(user.id, secret, settings.access_token_minutes)
     refresh = new_refresh_token()
     now = datetime.now(UTC)
+    token_id = new_id()
     session.add(
         RefreshToken(
+            id=token_id,
+            family_id=family_id or token_id,
             user_id=user.id,
             token_hash=hash_refresh_token(refresh),
             created_at=now,
@@ -81,27 +100,67 @@ async def rotate_refresh_token(
         .where(RefreshToken.revoked_at.is_(None))
         .where(RefreshToken.expires_at > now)
         .values(revoked_at=now)
-        .returning(RefreshToken.user_id)
+        .returning(RefreshToken.user_id, RefreshToken.family_id)
     )
-    user_id = consumed.scalar_one_or_none()
-    if user_id is None:
+    row = consumed.one_or_none()
+    if row is None:
+        await _refuse_replay(session, token, now)
         raise Unauthorized("Invalid or expired refresh token")
-    user = await session.get(User, user_id)
+    user = await session.get(User, row.user_id)
     if user is None:
         raise Unauthorized("Invalid or expired refresh token")
-    return await issue_tokens(session, user, settings, secret)
+    return await issue_tokens(session, user, settings, secret, family_id=row.family_id)
 
 
 async def revoke_refresh_token(session: AsyncSession, token: str) -> None:
+    """Logout: the token and every token of its family stop working."""
+    now = datetime.now(UTC)
     result = await session.execute(
         update(RefreshToken)
         .where(RefreshToken.token_hash == hash_refresh_token(token))
         .where(RefreshToken.revoked_at.is_(None))
-        .values(revoked_at=datetime.now(UTC))
+        .values(revoked_at=now)
+        .returning(RefreshToken.family_id)
+    )
+    family_id = result.scalar_one_or_none()
+    if family_id is None:
+        await _refuse_replay(session, token, now)
+        raise Unauthorized("Invalid or expired refresh token")
+    await _revoke_family(session, family_id, now)
+
+
+async def _refuse_replay(session: AsyncSession, token: str, now: datetime) -> None:
+    """A revoked token presented again means it leaked (OAuth 2 security BCP, refresh token
+    rotation): revoke its family, committed with the 401. Unknown and merely expired tokens
+    return, for the caller's plain 401."""
+    replayed = (
+        await session.execute(
+            select(RefreshToken.user_id, RefreshToken.family_id)
+            .where(RefreshToken.token_hash == hash_refresh_token(token))
+            .where(RefreshToken.revoked_at.is_not(None))
+        )
+    ).one_or_none()
+    if replayed is None:
+        return
+    revoked = await _revoke_family(session, replayed.family_id, now)
+    log.warning(
+        "refresh token replayed; family revoked",
+        user_id=replayed.user_id,
+        family_id=replayed.family_id,
+        revoked=revoked,
+    )
+    raise RefreshTokenReused()
+
+
+async def _revoke_family(session: AsyncSession, family_id: str, now: datetime) -> int:
+    result = await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.family_id == family_id)
+        .where(RefreshToken.revoked_at.is_(None))
+        .values(revoked_at=now)
         .returning(RefreshToken.id)
     )
-    if result.scalar_one_or_none() is None:
-        raise Unauthorized("Invalid or expired refresh token")
+    return len(result.all())
 
 
 async def register_developer(

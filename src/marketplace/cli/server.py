@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -25,31 +26,86 @@ def register(app: typer.Typer) -> None:
     app.add_typer(storage_app, name="storage")
 
 
+class LogLevel(enum.StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    DEBUG = "debug"
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    proxy_headers: Annotated[
+        bool,
+        typer.Option(
+            "--proxy-headers/--no-proxy-headers",
+            help="Take the client address and scheme from X-Forwarded-For and "
+            "X-Forwarded-Proto, when the peer is one of --forwarded-allow-ips.",
+        ),
+    ] = True,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated proxy addresses or networks trusted for --proxy-headers, "
+            "or '*' for any [default: $FORWARDED_ALLOW_IPS, else 127.0.0.1].",
+            show_default=False,
+        ),
+    ] = None,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option(
+            case_sensitive=False,
+            help="Level of the app's and uvicorn's logs [default: $MARKETPLACE_LOG_LEVEL, "
+            "else info].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the API. On the embedded default (SQLite) the database is created and migrated."""
+    import logging.config
+    import os
+
     import uvicorn
 
     from marketplace.config import get_settings
     from marketplace.migrate import upgrade
+    from marketplace.observability import (
+        MULTIPROC_ENV,
+        prepare_multiprocess_metrics,
+        stdlib_log_config,
+    )
 
+    if log_level is not None:
+        # The workers build their app from the environment (uvicorn's factory).
+        os.environ["MARKETPLACE_LOG_LEVEL"] = log_level.value.upper()
+        get_settings.cache_clear()
     settings = get_settings()
+    log_config = stdlib_log_config(json_logs=settings.log_json, level=settings.log_level)
+    logging.config.dictConfig(log_config)  # alembic's lines below, before uvicorn's own
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.secret()  # create the persistent key once, before workers race for it
     if settings.is_sqlite:
         upgrade(settings.database_url)
+    if workers > 1 and not os.environ.get(MULTIPROC_ENV):
+        # Each worker counts in its own files; /metrics, whichever worker answers, sums them.
+        os.environ[MULTIPROC_ENV] = str(settings.data_dir / "metrics")
+    if os.environ.get(MULTIPROC_ENV):
+        prepare_multiprocess_metrics(Path(os.environ[MULTIPROC_ENV]))
     uvicorn.run(
         "marketplace.app:create_app",
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        proxy_headers=True,
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=forwarded_allow_ips,
+        # The app writes one structured line per request itself.
         access_log=False,
-        log_level="warning",
+        log_config=log_config,
+        log_level=settings.log_level.lower(),
     )
 
 

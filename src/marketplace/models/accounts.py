@@ -63,3 +63,6 @@ class RefreshToken(IdMixin, Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Every token rotated from one login shares the login token's id; a replayed (already
+    # rotated) token revokes the whole family.
+    family_id: Mapped[str] = mapped_column(IdType, nullable=False, index=True)

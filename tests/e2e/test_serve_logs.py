@@ -1,0 +1,33 @@
+"""With JSON logs on, every line `marketplace serve` writes is JSON, uvicorn's included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.server import live_server
+
+pytestmark = pytest.mark.e2e
+
+
+def test_every_line_of_the_server_output_is_json(tmp_path: Path) -> None:
+    with live_server(
+        tmp_path / "data", MARKETPLACE_LOG_JSON="true", MARKETPLACE_LOG_LEVEL="INFO"
+    ) as server:
+        assert httpx.get(f"{server.url}/api/v1/plugins/categories").status_code == 200
+    lines = [line for line in server.log_path.read_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # fails on the first line that is not
+    assert all(isinstance(r, dict) and r.get("event") and r.get("level") for r in records)
+    events = [(r.get("logger"), r["event"]) for r in records]
+    # Startup and shutdown lines of uvicorn, the migration's, and the app's access line.
+    assert any(lg == "uvicorn.error" and e.startswith("Uvicorn running on") for lg, e in events)
+    assert any(
+        lg == "uvicorn.error" and e.startswith("Finished server process") for lg, e in events
+    )
+    assert any(lg == "alembic.runtime.migration" for lg, _ in events)
+    assert any(
+        r["event"] == "request" and r.get("path") == "/api/v1/plugins/categories" for r in records
+    )
