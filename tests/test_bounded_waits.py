@@ -9,6 +9,7 @@ of hanging the suite; no test asserts how long anything took.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.app import create_app, shutdown
 from marketplace.config import Settings
-from marketplace.db import DbTimeouts, make_engine, make_sessionmaker
+from marketplace.db import DbTimeouts, is_database_outage, make_engine, make_sessionmaker
 from marketplace.errors import DatabaseUnavailable, StorageUnavailable
 from marketplace.models import PluginVersion
 from marketplace.storage.base import blob_key
@@ -167,6 +168,24 @@ async def test_a_statement_past_the_statement_timeout_is_database_unavailable(
                 await guarded(conn.execute(text("SELECT pg_sleep(20)")))
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (sqlite3.OperationalError("database is locked"), True),
+        (TimeoutError(), True),
+        (ConnectionResetError(), True),
+        (sqlite3.OperationalError('near "SELEC": syntax error'), False),
+        (sqlite3.IntegrityError("UNIQUE constraint failed: t.id"), False),
+        (ValueError("database is locked"), False),
+    ],
+    ids=["sqlite-busy", "timeout", "reset", "syntax", "constraint", "not-a-db-error"],
+)
+def test_only_waits_and_lost_connections_are_database_outages(
+    error: BaseException, outage: bool
+) -> None:
+    assert is_database_outage(error) is outage
 
 
 async def test_a_constraint_violation_is_not_an_outage(tmp_path: Path) -> None:

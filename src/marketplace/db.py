@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -59,7 +60,9 @@ class DbTimeouts:
 _UNAVAILABLE_SQLSTATES = frozenset({"57014", "55P03", "57P01", "57P02", "57P03", "53300"})
 
 
-def _is_outage(exc: BaseException) -> bool:
+def is_database_outage(exc: BaseException) -> bool:
+    """The database cannot answer now (unreachable, timed out, busy), as opposed to refusing
+    what was asked (a constraint, a bad statement)."""
     # OSError covers TimeoutError (asyncpg's command_timeout) and a dropped socket.
     if isinstance(exc, OSError):
         return True
@@ -67,7 +70,7 @@ def _is_outage(exc: BaseException) -> bool:
     if sqlstate in _UNAVAILABLE_SQLSTATES or sqlstate.startswith("08"):
         return True
     # SQLite's busy timeout ran out waiting for another writer's lock.
-    return "database is locked" in str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and "database is locked" in str(exc)
 
 
 def _install_outage_translation(engine: AsyncEngine) -> None:
@@ -87,7 +90,7 @@ def _install_outage_translation(engine: AsyncEngine) -> None:
     @event.listens_for(sync_engine, "handle_error")
     def _on_error(context: ExceptionContext) -> BaseException | None:
         original = context.original_exception
-        if context.is_disconnect or _is_outage(original):
+        if context.is_disconnect or is_database_outage(original):
             return DatabaseUnavailable()
         return None
 
