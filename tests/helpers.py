@@ -1,7 +1,12 @@
-"""Assertions on the contract's envelope, and the secret key of the test settings."""
+"""Assertions on the contract's envelope, the secret key of the test settings, and a hung
+dependency to point the app at."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -29,3 +34,31 @@ def err(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
 
 def field_names(error: dict[str, Any]) -> set[str]:
     return {f["field"] for f in error["details"]["fields"]}
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers: a hung
+    dependency (Redis, PostgreSQL, S3). Yields its port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                accepted.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        server.close()

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -25,7 +26,7 @@ from marketplace.catalog.http import install_purchase_states
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import purchase_states
 from marketplace.config import Settings, get_settings
-from marketplace.db import make_engine, make_sessionmaker
+from marketplace.db import DbTimeouts, make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
@@ -49,7 +50,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     catalog_invalidation.install()
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()
-    engine = make_engine(settings.database_url)
+    engine = make_engine(
+        settings.database_url,
+        timeouts=DbTimeouts(
+            connect=settings.db_connect_timeout_seconds,
+            statement=settings.db_statement_timeout_seconds,
+            pool=settings.db_pool_timeout_seconds,
+        ),
+    )
     metrics = Metrics()
     limiter = RateLimiter(settings, fallbacks=metrics.rate_limit_fallbacks)
 
@@ -118,20 +126,30 @@ def _add_operations_routes(app: FastAPI) -> None:
     @app.get("/readyz", include_in_schema=False)
     async def readyz(request: Request) -> Response:
         checks: dict[str, str] = {}
+        # Each check has its own deadline: a probe that hangs is what takes an instance out,
+        # and the load balancer must hear so rather than time out itself.
+        bound = request.app.state.settings.ready_check_timeout_seconds
+        late = f"error: no answer within {bound:g} s"
         try:
-            async with request.app.state.engine.connect() as conn:
-                schema = await conn.scalar(text("SELECT version_num FROM alembic_version"))
+            with anyio.fail_after(bound):
+                async with request.app.state.engine.connect() as conn:
+                    schema = await conn.scalar(text("SELECT version_num FROM alembic_version"))
             checks["database"] = (
                 "ok"
                 if schema == expected_schema
                 else f"error: schema at {schema}, expected {expected_schema} "
                 "(run marketplace db upgrade)"
             )
+        except TimeoutError:
+            checks["database"] = late
         except Exception as exc:
             checks["database"] = f"error: {type(exc).__name__}"
         try:
-            await request.app.state.blob_store.check_ready()
+            with anyio.fail_after(bound):
+                await request.app.state.blob_store.check_ready()
             checks["storage"] = "ok"
+        except TimeoutError:
+            checks["storage"] = late
         except StoreNotReady as exc:
             checks["storage"] = f"error: {exc}"
         except Exception as exc:

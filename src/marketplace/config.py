@@ -35,6 +35,18 @@ class Settings(BaseSettings):
     redis_retry_seconds: float = Field(default=5.0, ge=0, le=300)
     # Keys of this deployment in a Redis that others may share.
     redis_key_prefix: str = Field(default="mkt", pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
+    # Bounded waits (issue 12): a dependency that stops answering costs a request this long
+    # at most, then 503 with Retry-After, instead of holding a worker for minutes.
+    db_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
+    # PostgreSQL's statement_timeout, and the client's wait for any one statement.
+    db_statement_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # The wait for a free pooled connection when every one is in use.
+    db_pool_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    storage_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
+    # The wait for each read from S3 (a response, or the next part of one), not a whole upload.
+    storage_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # /readyz bounds each of its checks by this, so a probe never hangs.
+    ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
     secret_key: SecretStr | None = None
     public_url: str = "http://127.0.0.1:8000"
     access_token_minutes: int = 60

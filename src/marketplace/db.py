@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, ExceptionContext
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -16,7 +18,7 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-from marketplace.errors import AppError
+from marketplace.errors import AppError, DatabaseUnavailable
 
 # Execution option that asks SQLite for BEGIN IMMEDIATE: a write transaction takes the
 # write lock up front, so two writers never deadlock upgrading shared locks.
@@ -43,14 +45,86 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+@dataclass(frozen=True, slots=True)
+class DbTimeouts:
+    """Bounds on every wait for the database, in seconds (MARKETPLACE_DB_*_TIMEOUT_SECONDS)."""
+
+    connect: float
+    statement: float
+    pool: float
+
+
+# PostgreSQL error classes that mean "not now" rather than "wrong": statement_timeout or
+# a cancel (57014), lock_timeout (55P03), shutdown or starting up (57P01-57P03), too many
+# connections (53300); class 08 is the connection itself failing.
+_UNAVAILABLE_SQLSTATES = frozenset({"57014", "55P03", "57P01", "57P02", "57P03", "53300"})
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """The database cannot answer now (unreachable, timed out, busy), as opposed to refusing
+    what was asked (a constraint, a bad statement)."""
+    # OSError covers TimeoutError (asyncpg's command_timeout) and a dropped socket.
+    if isinstance(exc, OSError):
+        return True
+    sqlstate = str(getattr(exc, "sqlstate", None) or "")
+    if sqlstate in _UNAVAILABLE_SQLSTATES or sqlstate.startswith("08"):
+        return True
+    # SQLite's busy timeout ran out waiting for another writer's lock.
+    return isinstance(exc, sqlite3.OperationalError) and "database is locked" in str(exc)
+
+
+def _install_outage_translation(engine: AsyncEngine) -> None:
+    """Turn "the database cannot answer now" into DatabaseUnavailable (503 with Retry-After);
+    every other database error (a constraint, a bad statement) stays what it was."""
+    sync_engine: Engine = engine.sync_engine
+
+    @event.listens_for(sync_engine, "do_connect")
+    def _connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        # A failed connect never reaches handle_error: asyncpg raises OSError/TimeoutError
+        # (refused, unreachable, no answer within the connect timeout) straight through.
+        try:
+            return dialect.connect(*cargs, **cparams)
+        except OSError as exc:
+            raise DatabaseUnavailable() from exc
+
+    @event.listens_for(sync_engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> BaseException | None:
+        original = context.original_exception
+        if context.is_disconnect or is_database_outage(original):
+            return DatabaseUnavailable()
+        return None
+
+
+def make_engine(
+    url: str, *, pool_size: int = 10, timeouts: DbTimeouts | None = None
+) -> AsyncEngine:
+    """The engine; `timeouts` bound connecting, each statement and the wait for a pooled
+    connection (the server passes them; migrations and one-off commands may run long)."""
     if url.startswith("sqlite"):
+        # The busy timeout is SQLite's only wait (for another writer's lock); it stays 30 s.
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _install_sqlite_pragmas(engine)
+        _install_outage_translation(engine)
         return engine
+    options: dict[str, Any] = {}
+    if timeouts is not None and url.split(":", 1)[0] == "postgresql+asyncpg":
+        options["connect_args"] = {
+            "timeout": timeouts.connect,
+            # Client side: a server that stops answering mid-query.
+            "command_timeout": timeouts.statement,
+            # Server side: the query is cancelled, so it stops holding locks too.
+            "server_settings": {"statement_timeout": str(int(timeouts.statement * 1000))},
+        }
     if pool_size <= 0:
-        return create_async_engine(url, poolclass=NullPool)
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        engine = create_async_engine(url, poolclass=NullPool, **options)
+    else:
+        if timeouts is not None:
+            options["pool_timeout"] = timeouts.pool
+        engine = create_async_engine(
+            url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, **options
+        )
+    _install_outage_translation(engine)
+    return engine
 
 
 def make_sessionmaker(

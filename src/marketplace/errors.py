@@ -225,6 +225,35 @@ class InternalError(AppError):
     message = "Internal server error"
 
 
+# What a 503 asks the client to wait before retrying: long enough for a pool to free up or
+# a failover to finish, short enough that a client does not give up on a passing blip.
+RETRY_AFTER_SECONDS = 5
+
+
+class ServiceUnavailable(AppError):
+    """A dependency (database, blob store) could not be reached or did not answer within its
+    bound: the request may well succeed if retried, so 503 with Retry-After, not 500."""
+
+    status_code = 503
+    code = "SERVICE_UNAVAILABLE"
+    message = "Service temporarily unavailable; retry later"
+
+    def __init__(self, message: str | None = None, *, retry_after: int = RETRY_AFTER_SECONDS):
+        super().__init__(
+            message,
+            details={"retryAfter": retry_after},
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    message = "The database is unavailable; retry later"
+
+
+class StorageUnavailable(ServiceUnavailable):
+    message = "The file store is unavailable; retry later"
+
+
 class Refused(Exception):
     """A check refused its input; message says why in words the sender can act on.
 

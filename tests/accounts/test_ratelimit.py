@@ -1,9 +1,7 @@
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,7 +12,7 @@ from fastapi import FastAPI
 
 from marketplace.app import create_app, shutdown
 from marketplace.config import Settings
-from tests.helpers import err
+from tests.helpers import err, silent_server
 
 REDIS_URL = os.environ.get("MARKETPLACE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -135,29 +133,9 @@ def _closed_port() -> int:
 
 @pytest.fixture
 def silent_redis() -> Iterator[str]:
-    """A TCP server that accepts connections and never answers: a hung Redis."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.1)
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                accepted.append(server.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
-    finally:
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        server.close()
+    """A hung Redis."""
+    with silent_server() as port:
+        yield f"redis://127.0.0.1:{port}/0"
 
 
 def _fallbacks(app: FastAPI) -> float:

@@ -8,9 +8,10 @@ from typing import Any
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from marketplace.errors import AppError
+from marketplace.errors import AppError, DatabaseUnavailable, ServiceUnavailable
 from marketplace.kit.responses import JSONBytes
 from marketplace.kit.schemas import InvalidJSON
 
@@ -57,7 +58,34 @@ def _field_message(error: dict[str, Any]) -> str:
 async def _app_error(_request: Request, exc: Exception) -> JSONBytes:
     if not isinstance(exc, AppError):  # registered for this type only
         raise exc
+    return _render(exc)
+
+
+def _render(exc: AppError) -> JSONBytes:
     return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONBytes:
+    if not isinstance(exc, ServiceUnavailable):  # registered for this type only
+        raise exc
+    # An outage is the operator's business, not a bug: a warning naming the cause, no trace.
+    cause = exc.__cause__ or exc.__context__
+    log.warning(
+        "dependency unavailable",
+        error=exc.code,
+        cause=type(cause).__name__ if cause is not None else None,
+        path=request.url.path,
+    )
+    return _render(exc)
+
+
+async def _pool_timeout(request: Request, exc: Exception) -> JSONBytes:
+    if not isinstance(exc, PoolTimeout):  # registered for this type only
+        raise exc
+    # Every pooled connection stayed busy for MARKETPLACE_DB_POOL_TIMEOUT_SECONDS.
+    unavailable = DatabaseUnavailable()
+    unavailable.__cause__ = exc
+    return await _unavailable(request, unavailable)
 
 
 def validation_fields(errors: Sequence[Any]) -> list[dict[str, str]]:
@@ -102,6 +130,8 @@ async def _unexpected(_request: Request, exc: Exception) -> JSONBytes:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(ServiceUnavailable, _unavailable)
+    app.add_exception_handler(PoolTimeout, _pool_timeout)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

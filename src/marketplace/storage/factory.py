@@ -24,7 +24,11 @@ def make_blob_store(settings: Settings) -> BlobStore:
         # Imported here so the default local setup never loads boto3.
         from marketplace.storage.s3 import S3BlobStore, parse_s3_url
 
-        return S3BlobStore(parse_s3_url(url))
+        return S3BlobStore(
+            parse_s3_url(url),
+            connect_timeout=settings.storage_connect_timeout_seconds,
+            read_timeout=settings.storage_read_timeout_seconds,
+        )
     raise ValueError(f"unsupported storage URL scheme {scheme!r}; use file:// or s3://")
 
 

@@ -19,8 +19,10 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from marketplace.errors import StorageUnavailable
 from marketplace.storage.base import (
     PACKAGE_CONTENT_TYPE,
     BlobInfo,
@@ -39,6 +41,8 @@ MAX_PRESIGN_SECONDS = 7 * 24 * 3600
 CHUNK_SIZE = 64 * 1024
 _NOT_FOUND_CODES = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
 _QUERY_KEYS = {"endpoint_url", "region", "addressing_style", "public_endpoint_url"}
+# One retry for a passing blip; more would multiply the read timeout a client waits.
+MAX_ATTEMPTS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +99,31 @@ def _is_not_found(error: ClientError) -> bool:
     return code in _NOT_FOUND_CODES or status == 404
 
 
+def _is_outage(error: Exception) -> bool:
+    """The store could not be reached, or did not answer in time, or said "not now"."""
+    # EndpointConnectionError, ConnectTimeoutError (ConnectionError); ReadTimeoutError,
+    # ConnectionClosedError (HTTPClientError).
+    if isinstance(error, BotoConnectionError | HTTPClientError):
+        return True
+    if isinstance(error, ClientError):
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return bool(status == 503)  # SlowDown, ServiceUnavailable after the retries
+    return False
+
+
 class S3BlobStore:
-    def __init__(self, config: S3Config) -> None:
+    def __init__(
+        self, config: S3Config, *, connect_timeout: float = 5.0, read_timeout: float = 30.0
+    ) -> None:
         self.config = config
         self._write_checked_at = -_WRITE_CHECK_SECONDS  # never yet
         botocore_config = Config(
             signature_version="s3v4",
             s3={"addressing_style": config.addressing_style},
-            retries={"mode": "standard", "max_attempts": 5},
+            # Bounded waits: botocore's defaults are 60 s each, times five attempts.
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS},
         )
         session = boto3.session.Session()
         self._client: Any = session.client(
@@ -126,8 +147,15 @@ class S3BlobStore:
     def _object_key(self, key: str) -> str:
         return self.config.prefix + check_blob_key(key)
 
-    async def _run(self, func: Any, /, **kwargs: Any) -> Any:
-        return await anyio.to_thread.run_sync(partial(func, **kwargs))
+    async def _run(self, func: Any, /, *, abandon_on_cancel: bool = False, **kwargs: Any) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(
+                partial(func, **kwargs), abandon_on_cancel=abandon_on_cancel
+            )
+        except Exception as error:
+            if _is_outage(error):
+                raise StorageUnavailable() from error
+            raise
 
     async def ensure_bucket(self) -> None:
         """Create the bucket when missing (tests and development; production buckets are
@@ -146,8 +174,10 @@ class S3BlobStore:
     async def check_ready(self) -> None:
         """The bucket exists, and a write to it succeeded within the last few minutes (a
         probe object under the prefix, written and deleted again)."""
+        # /readyz bounds this with a deadline: its calls are abandoned to their thread
+        # (itself bounded by the client's timeouts) rather than awaited past it.
         try:
-            await self._run(self._client.head_bucket, Bucket=self.config.bucket)
+            await self._probe(self._client.head_bucket, Bucket=self.config.bucket)
         except ClientError as error:
             if _is_not_found(error):
                 raise StoreNotReady(f"bucket {self.config.bucket} does not exist") from None
@@ -157,12 +187,17 @@ class S3BlobStore:
             return
         probe = self.config.prefix + _READY_PROBE_KEY
         try:
-            await self._run(self._client.put_object, Bucket=self.config.bucket, Key=probe, Body=b"")
-            await self._run(self._client.delete_object, Bucket=self.config.bucket, Key=probe)
+            await self._probe(
+                self._client.put_object, Bucket=self.config.bucket, Key=probe, Body=b""
+            )
+            await self._probe(self._client.delete_object, Bucket=self.config.bucket, Key=probe)
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "error")
             raise StoreNotReady(f"bucket {self.config.bucket} cannot be written ({code})") from None
         self._write_checked_at = now
+
+    async def _probe(self, func: Any, /, **kwargs: Any) -> Any:
+        return await self._run(func, abandon_on_cancel=True, **kwargs)
 
     async def _head(self, key: str) -> dict[str, Any] | None:
         try:
@@ -253,7 +288,7 @@ class S3BlobStore:
             raise
         body = response["Body"]
         try:
-            while chunk := await anyio.to_thread.run_sync(body.read, CHUNK_SIZE):
+            while chunk := await self._run(body.read, amt=CHUNK_SIZE):
                 yield chunk
         finally:
             with anyio.CancelScope(shield=True):
