@@ -17,6 +17,7 @@ from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.admin_console.router import router as console_router
 from marketplace.admin_console.security import ConsoleHeadersMiddleware
+from marketplace.auth.openapi import install_optional_auth_in_openapi
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(commerce_router)
     app.include_router(console_router)
     _add_operations_routes(app)
+    install_optional_auth_in_openapi(app)
 
     # Outermost first: console headers wrap request context wraps rate limiting wraps the app.
     app.add_middleware(RequestGuardMiddleware)

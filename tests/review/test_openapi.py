@@ -58,3 +58,52 @@ def test_money_inputs_are_documented_as_numbers(document: dict[str, Any], model:
     types = {price.get("type")} | {alt.get("type") for alt in price.get("anyOf", [])}
     assert "string" not in types
     assert not isinstance(price.get("default"), str)
+
+
+ANONYMOUS_OR_BEARER = [{}, {"HTTPBearer": []}]
+PUBLIC_READS = [
+    "/api/v1/plugins/browse",
+    "/api/v1/plugins/featured",
+    "/api/v1/plugins/popular",
+    "/api/v1/plugins/categories",
+    "/api/v1/plugins/detail/{plugin_id}",
+    "/api/v1/plugins/versions/{plugin_id}",
+    "/api/v1/plugins/reviews/{plugin_id}",
+    "/api/v1/marketplace/scenarios",
+    "/api/v1/marketplace/scenarios/{scenario_id}",
+]
+
+
+def test_public_reads_document_the_token_as_optional(document: dict[str, Any]) -> None:
+    optional = sorted(
+        path
+        for path, item in document["paths"].items()
+        for operation in item.values()
+        if operation.get("security") == ANONYMOUS_OR_BEARER
+    )
+    assert optional == sorted(PUBLIC_READS)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/v1/auth/me"),
+        ("get", "/api/v1/plugins/installed"),
+        ("get", "/api/v1/marketplace/scenarios/{scenario_id}/download"),
+        ("post", "/api/v1/developer/plugins/publish"),
+    ],
+)
+def test_operations_that_need_a_token_still_require_it(
+    document: dict[str, Any], method: str, path: str
+) -> None:
+    assert document["paths"][path][method]["security"] == [{"HTTPBearer": []}]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/plugins/browse", "/api/v1/plugins/categories", "/api/v1/marketplace/scenarios"],
+)
+async def test_public_reads_answer_without_a_token(client: httpx.AsyncClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status_code == 200
+    assert response.json()["success"] is True
