@@ -6,6 +6,7 @@ default 422, which this service never sends; the auth, account and plugin router
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -107,3 +108,74 @@ async def test_public_reads_answer_without_a_token(client: httpx.AsyncClient, pa
     response = await client.get(path)
     assert response.status_code == 200
     assert response.json()["success"] is True
+
+
+def _schema(document: dict[str, Any], model: str, field: str) -> dict[str, Any]:
+    schema: dict[str, Any] = document["components"]["schemas"][model]["properties"][field]
+    strings = [alt for alt in schema.get("anyOf", []) if alt.get("type") == "string"]
+    return strings[0] if strings else schema
+
+
+def _parameter(document: dict[str, Any], path: str, name: str) -> dict[str, Any]:
+    parameters = document["paths"][path]["get"]["parameters"]
+    schema: dict[str, Any] = next(p["schema"] for p in parameters if p["name"] == name)
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [("RegisterIn", "email"), ("LoginIn", "email"), ("IdentitySubmitIn", "contactEmail")],
+)
+def test_emails_are_documented_as_emails(document: dict[str, Any], model: str, field: str) -> None:
+    schema = _schema(document, model, field)
+    assert (schema["format"], schema["maxLength"]) == ("email", 320)
+    assert re.fullmatch(schema["pattern"].strip("^$"), "dev@example.com")
+    assert not re.fullmatch(schema["pattern"].strip("^$"), "dev@localhost")
+
+
+def test_plugin_key_is_documented_with_its_rule(document: dict[str, Any]) -> None:
+    schema = _schema(document, "PublishIn", "pluginKey")
+    assert (schema["pattern"], schema["minLength"], schema["maxLength"]) == (
+        "^[a-z][a-z0-9-]*$",
+        3,
+        64,
+    )
+    uuid_shaped = "abcdef12-3456-7890-abcd-ef1234567890"
+    assert re.fullmatch(schema["not"]["pattern"].strip("^$"), uuid_shaped)
+
+
+@pytest.mark.parametrize("model", ["PublishIn", "PriceIn", "AdminCreateIn"])
+def test_prices_are_documented_with_their_bounds(document: dict[str, Any], model: str) -> None:
+    price = _schema(document, model, "price")
+    assert (price["minimum"], price["maximum"], price["multipleOf"]) == (0, 9_999_999_999.99, 0.01)
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "max_length"),
+    [("IdentityReviewIn", "reviewNote", 2000), ("PluginReviewIn", "reviewNote", 5000)],
+)
+def test_notes_are_documented_as_visible_text_with_a_length_cap(
+    document: dict[str, Any], model: str, field: str, max_length: int
+) -> None:
+    schema = _schema(document, model, field)
+    assert schema["maxLength"] == max_length
+    pattern = re.compile(schema["pattern"])
+    assert pattern.match("looks fine, 很好")
+    assert not pattern.match("hidden\u202eoverride")
+    assert not pattern.match("zero\u200bwidth")
+
+
+def test_versions_are_documented_as_semver(document: dict[str, Any]) -> None:
+    pattern = re.compile(_schema(document, "CreateVersionIn", "version")["pattern"])
+    assert pattern.match("1.0.0-alpha.10")
+    assert not pattern.match("1.0")
+    assert not pattern.match("1.0.0+build")
+
+
+def test_blob_links_document_their_key_expiry_and_signature(document: dict[str, Any]) -> None:
+    path = "/api/v1/blobs/{key}"
+    key = _parameter(document, path, "key")["pattern"]
+    assert re.fullmatch(key.strip("^$"), "ab/cd/" + "ab" + "cd" + "0" * 60)
+    assert not re.fullmatch(key.strip("^$"), "../etc/passwd")
+    assert _parameter(document, path, "expires")["pattern"] == "^[1-9][0-9]{0,11}$"
+    assert _parameter(document, path, "sig")["pattern"] == "^[0-9a-f]{64}$"
