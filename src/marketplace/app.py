@@ -18,6 +18,7 @@ from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.admin_console.router import router as console_router
 from marketplace.admin_console.security import ConsoleHeadersMiddleware
+from marketplace.auth.openapi import install_optional_auth_in_openapi
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
@@ -28,6 +29,7 @@ from marketplace.commerce.purchases import purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
+from marketplace.kit.methods import AllowedMethodsMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
 from marketplace.kit.tempfiles import remove_abandoned
@@ -74,6 +76,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Developer publishing, administrator review and client distribution.",
         lifespan=lifespan,
         default_response_class=JSONBytes,
+        # A trailing slash is another path: 404 NOT_FOUND in the envelope, never a 307.
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.secret = secret
@@ -100,8 +104,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(commerce_router)
     app.include_router(console_router)
     _add_operations_routes(app)
+    install_optional_auth_in_openapi(app)
 
-    # Outermost first: console headers wrap request context wraps rate limiting wraps the app.
+    # The last added is outermost: console headers wrap request context wraps rate limiting
+    # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the app.
+    app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(RequestGuardMiddleware)
     app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)

@@ -6,6 +6,7 @@ default 422, which this service never sends; the auth, account and plugin router
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -58,3 +59,123 @@ def test_money_inputs_are_documented_as_numbers(document: dict[str, Any], model:
     types = {price.get("type")} | {alt.get("type") for alt in price.get("anyOf", [])}
     assert "string" not in types
     assert not isinstance(price.get("default"), str)
+
+
+ANONYMOUS_OR_BEARER = [{}, {"HTTPBearer": []}]
+PUBLIC_READS = [
+    "/api/v1/plugins/browse",
+    "/api/v1/plugins/featured",
+    "/api/v1/plugins/popular",
+    "/api/v1/plugins/categories",
+    "/api/v1/plugins/detail/{plugin_id}",
+    "/api/v1/plugins/versions/{plugin_id}",
+    "/api/v1/plugins/reviews/{plugin_id}",
+    "/api/v1/marketplace/scenarios",
+    "/api/v1/marketplace/scenarios/{scenario_id}",
+]
+
+
+def test_public_reads_document_the_token_as_optional(document: dict[str, Any]) -> None:
+    optional = sorted(
+        path
+        for path, item in document["paths"].items()
+        for operation in item.values()
+        if operation.get("security") == ANONYMOUS_OR_BEARER
+    )
+    assert optional == sorted(PUBLIC_READS)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/v1/auth/me"),
+        ("get", "/api/v1/plugins/installed"),
+        ("get", "/api/v1/marketplace/scenarios/{scenario_id}/download"),
+        ("post", "/api/v1/developer/plugins/publish"),
+    ],
+)
+def test_operations_that_need_a_token_still_require_it(
+    document: dict[str, Any], method: str, path: str
+) -> None:
+    assert document["paths"][path][method]["security"] == [{"HTTPBearer": []}]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/plugins/browse", "/api/v1/plugins/categories", "/api/v1/marketplace/scenarios"],
+)
+async def test_public_reads_answer_without_a_token(client: httpx.AsyncClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status_code == 200
+    assert response.json()["success"] is True
+
+
+def _schema(document: dict[str, Any], model: str, field: str) -> dict[str, Any]:
+    schema: dict[str, Any] = document["components"]["schemas"][model]["properties"][field]
+    strings = [alt for alt in schema.get("anyOf", []) if alt.get("type") == "string"]
+    return strings[0] if strings else schema
+
+
+def _parameter(document: dict[str, Any], path: str, name: str) -> dict[str, Any]:
+    parameters = document["paths"][path]["get"]["parameters"]
+    schema: dict[str, Any] = next(p["schema"] for p in parameters if p["name"] == name)
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("model", "field"),
+    [("RegisterIn", "email"), ("LoginIn", "email"), ("IdentitySubmitIn", "contactEmail")],
+)
+def test_emails_are_documented_as_emails(document: dict[str, Any], model: str, field: str) -> None:
+    schema = _schema(document, model, field)
+    assert (schema["format"], schema["maxLength"]) == ("email", 320)
+    assert re.fullmatch(schema["pattern"].strip("^$"), "dev@example.com")
+    assert not re.fullmatch(schema["pattern"].strip("^$"), "dev@localhost")
+
+
+def test_plugin_key_is_documented_with_its_rule(document: dict[str, Any]) -> None:
+    schema = _schema(document, "PublishIn", "pluginKey")
+    assert (schema["pattern"], schema["minLength"], schema["maxLength"]) == (
+        "^[a-z][a-z0-9-]*$",
+        3,
+        64,
+    )
+    uuid_shaped = "abcdef12-3456-7890-abcd-ef1234567890"
+    assert re.fullmatch(schema["not"]["pattern"].strip("^$"), uuid_shaped)
+
+
+@pytest.mark.parametrize("model", ["PublishIn", "PriceIn", "AdminCreateIn"])
+def test_prices_are_documented_with_their_bounds(document: dict[str, Any], model: str) -> None:
+    price = _schema(document, model, "price")
+    assert (price["minimum"], price["maximum"], price["multipleOf"]) == (0, 9_999_999_999.99, 0.01)
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "max_length"),
+    [("IdentityReviewIn", "reviewNote", 2000), ("PluginReviewIn", "reviewNote", 5000)],
+)
+def test_notes_are_documented_as_visible_text_with_a_length_cap(
+    document: dict[str, Any], model: str, field: str, max_length: int
+) -> None:
+    schema = _schema(document, model, field)
+    assert schema["maxLength"] == max_length
+    pattern = re.compile(schema["pattern"])
+    assert pattern.match("looks fine, 很好")
+    assert not pattern.match("hidden\u202eoverride")
+    assert not pattern.match("zero\u200bwidth")
+
+
+def test_versions_are_documented_as_semver(document: dict[str, Any]) -> None:
+    pattern = re.compile(_schema(document, "CreateVersionIn", "version")["pattern"])
+    assert pattern.match("1.0.0-alpha.10")
+    assert not pattern.match("1.0")
+    assert not pattern.match("1.0.0+build")
+
+
+def test_blob_links_document_their_key_expiry_and_signature(document: dict[str, Any]) -> None:
+    path = "/api/v1/blobs/{key}"
+    key = _parameter(document, path, "key")["pattern"]
+    assert re.fullmatch(key.strip("^$"), "ab/cd/" + "ab" + "cd" + "0" * 60)
+    assert not re.fullmatch(key.strip("^$"), "../etc/passwd")
+    assert _parameter(document, path, "expires")["pattern"] == "^[1-9][0-9]{0,11}$"
+    assert _parameter(document, path, "sig")["pattern"] == "^[0-9a-f]{64}$"

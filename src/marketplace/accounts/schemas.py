@@ -12,7 +12,9 @@ from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 from marketplace.models import IdentityStatus, Role
 from marketplace.rules.text import has_forbidden_chars
 
-_EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
+_EMAIL_PATTERN = r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$"
+_EMAIL_RE = re.compile(_EMAIL_PATTERN)
+_EMAIL_SCHEMA = {"format": "email", "pattern": _EMAIL_PATTERN, "maxLength": 320}
 
 
 def _email(value: str) -> str:
@@ -21,7 +23,7 @@ def _email(value: str) -> str:
     return value.lower()
 
 
-Email = Annotated[str, AfterValidator(_email)]
+Email = Annotated[str, AfterValidator(_email), Field(json_schema_extra=_EMAIL_SCHEMA)]
 Name = Annotated[SafeText, Field(min_length=1, max_length=100)]
 
 
@@ -54,7 +56,8 @@ class RegisterIn(InputModel):
 
 class LoginIn(InputModel):
     # No format check on login: a malformed e-mail is just a failed login (one 401 for all).
-    email: Annotated[str, Field(max_length=320)]
+    # The document still says e-mail: nothing else can ever log in.
+    email: Annotated[str, Field(max_length=320, json_schema_extra=_EMAIL_SCHEMA)]
     password: Annotated[str, Field(max_length=1024)]
 
 

@@ -97,4 +97,6 @@ def api_router(**kwargs: Any) -> APIRouter:
     """An APIRouter whose routes check auth before the body, documenting the envelope."""
     kwargs.setdefault("route_class", ApiRoute)
     kwargs.setdefault("responses", ERROR_RESPONSES)
+    # `/browse/` is an unknown path (404 in the envelope), not a 307 to `/browse`.
+    kwargs.setdefault("redirect_slashes", False)
     return APIRouter(**kwargs)

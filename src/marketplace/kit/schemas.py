@@ -18,7 +18,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from marketplace.rules.text import has_forbidden_chars
+from marketplace.rules.text import has_forbidden_chars, visible_text_pattern
 
 T = TypeVar("T")
 
@@ -93,7 +93,10 @@ MoneyIn = Annotated[
     BeforeValidator(_number_only),
     Field(ge=0, max_digits=12, decimal_places=2),
     PlainSerializer(_money_json, return_type=float, when_used="json"),
-    WithJsonSchema({"type": "number", "minimum": 0, "multipleOf": 0.01}),
+    # 12 digits, 2 of them decimals: the largest price the Numeric(12, 2) column holds.
+    WithJsonSchema(
+        {"type": "number", "minimum": 0, "maximum": 9_999_999_999.99, "multipleOf": 0.01}
+    ),
 ]
 
 
@@ -104,7 +107,10 @@ def _clean_text(value: str) -> str:
 
 
 # Free text from clients: refuses characters that can disguise what a reviewer reads.
-SafeText = Annotated[str, AfterValidator(_clean_text)]
+# The pattern documents the check (a description only: the validator stays the judge).
+SafeText = Annotated[
+    str, AfterValidator(_clean_text), Field(json_schema_extra={"pattern": visible_text_pattern()})
+]
 
 
 def short_text(max_length: int, min_length: int = 0) -> Any:

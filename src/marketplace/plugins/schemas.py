@@ -13,6 +13,9 @@ from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, Saf
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
+from marketplace.rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace.rules.versions import SEMVER_PATTERN
+from marketplace.rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
 
 def _plugin_key(value: str) -> str:
@@ -25,7 +28,18 @@ def _plugin_key(value: str) -> str:
     return value
 
 
-PluginKey = Annotated[str, AfterValidator(_plugin_key)]
+PluginKey = Annotated[
+    str,
+    AfterValidator(_plugin_key),
+    Field(
+        json_schema_extra={
+            "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
+            "minLength": PLUGIN_KEY_MIN_LENGTH,
+            "maxLength": PLUGIN_KEY_MAX_LENGTH,
+            "not": {"pattern": f"^{UUID_PATTERN.pattern}$"},
+        }
+    ),
+]
 Title = Annotated[SafeText, Field(min_length=1, max_length=200)]
 Description = Annotated[SafeText, Field(min_length=1, max_length=20_000)]
 OptionalShort = Annotated[SafeText, Field(max_length=500)] | None
@@ -35,7 +49,10 @@ Platform = Literal["darwin", "win32", "linux"]
 Platforms = Annotated[list[Platform], Field(max_length=3)]
 CategoryKey = Annotated[str, Field(min_length=1, max_length=64)]
 ValidityDays = Annotated[StrictInt, Field(ge=0, le=36_500)]
-VersionText = Annotated[str, Field(min_length=1, max_length=100)]
+VersionText = Annotated[
+    str,
+    Field(min_length=1, max_length=100, json_schema_extra={"pattern": SEMVER_PATTERN}),
+]
 Note = Annotated[SafeText, Field(max_length=5000)]
 SortOrder = Annotated[StrictInt, Field(ge=-1_000_000, le=1_000_000)]
 

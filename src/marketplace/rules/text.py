@@ -34,6 +34,27 @@ _FORBIDDEN = re.compile(
 )
 
 
+def _escaped(char: str) -> str:
+    return f"\\u{ord(char):04x}"
+
+
+def visible_text_pattern() -> str:
+    """A JSON Schema `pattern` (ECMA-262 and Python alike) refusing the characters above.
+
+    Only the Basic Multilingual Plane can be named in a class without ECMA's `u` flag, so
+    the astral ranges (tag characters, hieroglyph and musical format controls) and the
+    joiner-next-to-ASCII rule stay with the server's own check: the pattern is what every
+    accepted text matches, not everything the server refuses.
+    """
+    parts: list[str] = []
+    for first, last in re.findall(r"(.)(?:-(.))?", _ALWAYS, flags=re.DOTALL):
+        if ord(first) > 0xFFFF:
+            continue
+        end = chr(min(ord(last), 0xFFFF)) if last else ""
+        parts.append(_escaped(first) + (f"-{_escaped(end)}" if end else ""))
+    return "^[^" + "".join(parts) + "]*$"
+
+
 def has_forbidden_chars(text: str) -> bool:
     """True when text holds invisible or bidirectional-control characters."""
     return _FORBIDDEN.search(text) is not None

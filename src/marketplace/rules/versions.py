@@ -11,6 +11,11 @@ import semver
 from marketplace.rules.limits import VERSION_MAX_LENGTH
 
 SEMVER_EXPECTED = "must be a semver version such as 1.2.3 or 1.2.3-beta.1"
+# semver.org's own expression, less the build part: for documents (JSON Schema `pattern`);
+# parse_version stays the judge.
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_IDENTIFIER = r"(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+SEMVER_PATTERN = rf"^{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:-{_IDENTIFIER}(?:\.{_IDENTIFIER})*)?$"
 
 
 def parse_version(text: str) -> semver.Version:

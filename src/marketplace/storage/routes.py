@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from fastapi import Request, Response
+from fastapi import Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from marketplace.errors import AppError, NotFound
 from marketplace.kit.routing import api_router
 from marketplace.storage.base import (
+    BLOB_KEY_PATTERN,
     PACKAGE_CONTENT_TYPE,
     content_disposition,
     is_blob_key,
@@ -17,6 +19,7 @@ from marketplace.storage.base import (
 )
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.storage.local import BLOB_ROUTE, LocalBlobStore
+from marketplace.storage.signing import EXPIRES_PATTERN, SIG_PATTERN
 
 router = api_router(tags=["storage"])
 
@@ -72,12 +75,14 @@ def _etag_matches(header: str, etag: str) -> bool:
 @router.get(f"{BLOB_ROUTE}/{{key:path}}", operation_id="download_blob")
 @router.head(f"{BLOB_ROUTE}/{{key:path}}", include_in_schema=False)
 async def download_blob(
-    key: str,
+    key: Annotated[str, Path(json_schema_extra={"pattern": f"^{BLOB_KEY_PATTERN}$"})],
     request: Request,
     store: BlobStoreDep,
-    expires: str | None = None,
+    expires: Annotated[
+        str | None, Query(json_schema_extra={"pattern": f"^{EXPIRES_PATTERN}$"})
+    ] = None,
     filename: str | None = None,
-    sig: str | None = None,
+    sig: Annotated[str | None, Query(json_schema_extra={"pattern": f"^{SIG_PATTERN}$"})] = None,
 ) -> Response:
     """Download a package file through a signed link from the download endpoint.
 

@@ -13,8 +13,10 @@ from marketplace.errors import Forbidden
 # A distinct key for download links, so a signature made here can never be replayed as
 # (or collide with) anything else signed with the service secret, such as access tokens.
 _KEY_PURPOSE = b"marketplace/blob-download-url/v1"
-_EXPIRES_RE = re.compile(r"[1-9][0-9]{0,11}")
-_SIG_RE = re.compile(r"[0-9a-f]{64}")
+EXPIRES_PATTERN = r"[1-9][0-9]{0,11}"
+SIG_PATTERN = r"[0-9a-f]{64}"
+_EXPIRES_RE = re.compile(EXPIRES_PATTERN)
+_SIG_RE = re.compile(SIG_PATTERN)
 
 
 class UrlSigner:
