@@ -74,6 +74,19 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def scratch_url(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """A database of the test's own (same kind as the run's), to migrate down and up
+    without disturbing any other test."""
+    admin_url = postgres_admin_url()
+    if database_url.startswith("postgresql") and admin_url:
+        url = create_postgres_database(admin_url, "scratch")
+        yield url
+        drop_postgres_database(admin_url, url)
+    else:
+        yield f"sqlite+aiosqlite:///{tmp_path / 'scratch.db'}"
+
+
 @pytest.fixture(scope="session")
 async def reset_engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     engine = make_engine(database_url, pool_size=1)

@@ -2,71 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
 from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.migration import MigrationContext
-from sqlalchemy import inspect
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from marketplace.db import make_engine
 from marketplace.migrate import alembic_config, upgrade
-from marketplace.models import Base
-from tests.dbsetup import create_postgres_database, drop_postgres_database, postgres_admin_url
+from tests.migrations import IGNORE_EXPRESSION_INDEXES, model_diff, run_now, run_on, table_names
 
 SCENARIO_TABLES = {"scenarios", "scenario_versions"}
 
-# Reflection meets migration 0002's expression indexes on plugins (raw DDL by design).
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Skipped unsupported reflection of expression-based index:sqlalchemy.exc.SAWarning"
-)
-
-
-async def _inspect(url: str, fn: Any) -> Any:
-    engine: AsyncEngine = make_engine(url, pool_size=0)
-    try:
-        async with engine.connect() as connection:
-            return await connection.run_sync(fn)
-    finally:
-        await engine.dispose()
-
-
-def _scenario_diff(connection: Any) -> list[Any]:
-    diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
-    return [d for d in diff if SCENARIO_TABLES & set(str(d).split("'"))]
+pytestmark = IGNORE_EXPRESSION_INDEXES
 
 
 async def test_migrated_scenario_tables_match_the_models(database_url: str) -> None:
-    assert await _inspect(database_url, _scenario_diff) == []
-
-
-@pytest.fixture
-def scratch_url(database_url: str, tmp_path: Any) -> Iterator[str]:
-    """A database of its own, so migrating down disturbs no other test."""
-    admin_url = postgres_admin_url()
-    if database_url.startswith("postgresql") and admin_url:
-        url = create_postgres_database(admin_url, "scratch")
-        yield url
-        drop_postgres_database(admin_url, url)
-    else:
-        yield f"sqlite+aiosqlite:///{tmp_path / 'scratch.db'}"
+    assert await run_on(database_url, model_diff(SCENARIO_TABLES)) == []
 
 
 def test_scenario_migration_goes_down_and_up(scratch_url: str) -> None:
     # Synchronous: Alembic's env runs its own event loop.
-    def tables() -> set[str]:
-        names: set[str] = asyncio.run(
-            _inspect(scratch_url, lambda c: set(inspect(c).get_table_names()))
-        )
-        return names
-
     upgrade(scratch_url)
-    assert SCENARIO_TABLES <= tables()
+    assert SCENARIO_TABLES <= run_now(scratch_url, table_names)
     command.downgrade(alembic_config(scratch_url), "0001")
-    assert not SCENARIO_TABLES & tables() and "plugins" in tables()
+    tables = run_now(scratch_url, table_names)
+    assert not SCENARIO_TABLES & tables and "plugins" in tables
     upgrade(scratch_url)
-    assert asyncio.run(_inspect(scratch_url, _scenario_diff)) == []
+    assert run_now(scratch_url, model_diff(SCENARIO_TABLES)) == []
