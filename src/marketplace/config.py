@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     # /readyz bounds each of its checks by this, so a probe never hangs.
     ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
     secret_key: SecretStr | None = None
+    # Release signing keys (marketplace.trust.keyring): the keyring's JSON for scale-out, or a
+    # file; by default <data_dir>/signing-keys.json, created on first use.
+    signing_keys: SecretStr | None = None
+    signing_keys_file: Path | None = None
     public_url: str = "http://127.0.0.1:8000"
     access_token_minutes: int = 60
     refresh_token_days: int = 30
