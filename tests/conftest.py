@@ -25,6 +25,7 @@ from marketplace.config import Settings
 from marketplace.db import make_engine
 from marketplace.migrate import upgrade
 from marketplace.storage.factory import make_blob_store
+from marketplace.trust.keyring import Keyring
 from tests.dbreset import reset_database
 from tests.dbsetup import (
     create_postgres_database,
@@ -158,6 +159,8 @@ async def app(session_app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI
     store = make_blob_store(settings)
     session_app.state.settings = settings
     session_app.state.blob_store = store
+    # Each test's own keyring (created on first use in its data folder): rotations stay local.
+    session_app.state.keyring = Keyring.from_settings(settings)
     try:
         yield session_app
     finally:

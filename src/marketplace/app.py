@@ -45,6 +45,8 @@ from marketplace.scenarios.public_endpoints import router as scenario_public_rou
 from marketplace.storage.base import StoreNotReady
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
+from marketplace.trust.endpoints import router as keys_router
+from marketplace.trust.keyring import Keyring
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -86,6 +88,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.write_sessionmaker = make_sessionmaker(engine, write=True)
     app.state.limiter = limiter
     app.state.blob_store = make_blob_store(settings)
+    keyring = Keyring.from_settings(settings)
+    keyring.signing_key()  # a broken keyring stops the start, not the first approval
+    app.state.keyring = keyring
     app.state.metrics = metrics
     install_purchase_states(app, purchase_states)
 
@@ -94,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(developer_router)
     app.include_router(accounts_admin_router)
     app.include_router(blob_router)
+    app.include_router(keys_router)
     app.include_router(plugin_developer_router)
     app.include_router(plugin_admin_router)
     app.include_router(audit_router)
