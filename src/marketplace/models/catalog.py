@@ -173,6 +173,13 @@ class ReviewedVersionMixin(IdMixin):
     findings: Mapped[list[dict[str, str]]] = mapped_column(
         JSONType, nullable=False, default=list, server_default=text("'[]'")
     )
+    # Set when the version is approved; part of the signed release record (CONTRACT 11).
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # {keyId, payload, signature}: signed once, when the version is approved, and kept, so a
+    # client sees the same record whatever key signs today.
+    release: Mapped[dict[str, str] | None] = mapped_column(JSONType)
+    # When an administrator or the owner withdrew the approved version (revocation list).
+    taken_down_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class PluginVersion(ReviewedVersionMixin, Base):
