@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.server import COMMAND, LiveServer, live_server
+from tests.e2e.server import COMMAND, LiveServer, live_server, server_env
+from tests.e2e.topology import EMBEDDED, BlobView, Topology
 from tests.helpers import ok
 
 PASSWORD = "e2e-password-1"
@@ -34,19 +35,26 @@ class Market:
     admin_token: str
     developer_token: str
     work: Path
+    topology: Topology
 
     @property
     def url(self) -> str:
         return self.server.url
 
     @property
-    def blobs(self) -> Path:
-        return self.server.data_dir / "blobs"
+    def blobs(self) -> BlobView:
+        return self.topology.blob_view(self.server.data_dir)
 
-    def blob_files(self) -> set[Path]:
-        if not self.blobs.exists():
-            return set()
-        return {p for p in self.blobs.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    def blob_files(self) -> set[str]:
+        """The keys of every stored blob (local files or S3 objects)."""
+        return self.blobs.keys()
+
+    def corrupt_blob(self, sha256: str) -> None:
+        """Change the stored bytes of a blob behind the service's back, keeping its size."""
+        key = f"{sha256[:2]}/{sha256[2:4]}/{sha256}"
+        content = bytearray(self.blobs.read(key))
+        content[len(content) // 2] ^= 0xFF
+        self.blobs.write(key, bytes(content))
 
     def client_env(self, **extra: str) -> dict[str, str]:
         """The CLI's environment: its own config and plugin folders, never the user's."""
@@ -214,11 +222,24 @@ def _create_verified_developer(url: str, admin_token: str) -> str:
 
 
 @contextmanager
-def running_market(root: Path, **server_env: str) -> Iterator[Market]:
-    """A server under `root/data` with an administrator and a verified developer."""
-    with live_server(root / "data", **server_env) as server:
+def running_market(root: Path, topology: Topology = EMBEDDED, **extra_env: str) -> Iterator[Market]:
+    """A server under `root/data` (in `topology`) with an administrator and a verified
+    developer."""
+    data_dir = root / "data"
+    env = {**topology.env, **extra_env}
+    if topology.needs_upgrade:
+        upgraded = subprocess.run(
+            [*COMMAND, "db", "upgrade"],
+            env=server_env(data_dir, 0, **env),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert upgraded.returncode == 0, upgraded.stderr
+    with live_server(data_dir, serve_args=topology.serve_args, **env) as server:
         admin_token = _create_admin(server)
         developer_token = _create_verified_developer(server.url, admin_token)
         work = root / "work"
         work.mkdir()
-        yield Market(server, admin_token, developer_token, work)
+        yield Market(server, admin_token, developer_token, work, topology)

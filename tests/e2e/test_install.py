@@ -153,10 +153,7 @@ def test_install_refuses_a_download_whose_sha256_does_not_match(
     folder = write_plugin(tmp_path / "src", "get-tampered")
     assert market.as_admin("publish", str(folder)).returncode == 0
     sha256 = market.version("get-tampered", "1.0.0")["sha256"]
-    blob = market.blobs / sha256[:2] / sha256[2:4] / sha256
-    content = bytearray(blob.read_bytes())
-    content[len(content) // 2] ^= 0xFF  # same size, other bytes
-    blob.write_bytes(bytes(content))
+    market.corrupt_blob(sha256)  # same size, other bytes
     token, target = market.new_user("tampered-user"), tmp_path / "plugins"
 
     result = _install(market, token, "get-tampered", target)
