@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test test-sqlite test-postgres lint typecheck fmt lock bench-upload bench-browse clean
+.PHONY: run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,18 @@ test-postgres: $(STAMP)
 	echo "=== test run: PostgreSQL ($$(printf '%s' "$$url" | $(HIDE_PASSWORD))) ==="; \
 	echo "MARKETPLACE_TEST_DATABASE_URL=<that URL> $(PYTEST)"; \
 	MARKETPLACE_TEST_DATABASE_URL="$$url" $(PYTEST)
+
+# The fault suite alone (it also runs inside `make test`): hostile inputs, schemathesis with
+# every check against a live server, a hung database and S3, Redis down or hung, a worker
+# killed mid-upload then DESIGN.md's invariants. PostgreSQL too when the variables say so.
+test-faults: $(STAMP)
+	@echo "=== fault suite: SQLite (embedded default) ==="
+	env -u MARKETPLACE_TEST_DATABASE_URL $(PYTEST) -m fault
+	@if [ -n "$$MARKETPLACE_TEST_POSTGRES_URL" ] || [ "$$CI" = "true" ]; then \
+		url="$${MARKETPLACE_TEST_POSTGRES_URL:-$(TEST_POSTGRES_DEFAULT)}"; \
+		echo "=== fault suite: PostgreSQL, scaled-out topology ==="; \
+		MARKETPLACE_TEST_DATABASE_URL="$$url" $(PYTEST) -m fault; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -33,6 +33,8 @@ from tests.helpers import err, silent_server
 from tests.packages.tarballs import package
 from tests.plugins.helpers import publish
 
+pytestmark = pytest.mark.fault
+
 GUARD = 30.0
 T = TypeVar("T")
 

@@ -143,6 +143,7 @@ def _fallbacks(app: FastAPI) -> float:
     return float(value or 0)
 
 
+@pytest.mark.fault
 async def test_redis_down_serves_requests_and_limits_in_the_process(settings: Settings) -> None:
     app = create_app(
         _limited(
@@ -165,6 +166,7 @@ async def test_redis_down_serves_requests_and_limits_in_the_process(settings: Se
     await shutdown(app)
 
 
+@pytest.mark.fault
 async def test_a_hung_redis_costs_one_short_timeout_not_one_per_request(
     settings: Settings, silent_redis: str
 ) -> None:

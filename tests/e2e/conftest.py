@@ -25,3 +25,5 @@ def market(tmp_path_factory: pytest.TempPathFactory, topology: Topology) -> Iter
     plugin keys, user names and folders no other e2e test uses."""
     with running_market(tmp_path_factory.mktemp("market"), topology) as live:
         yield live
+        # Whatever the e2e tests did to it, DESIGN.md's invariants still hold.
+        assert live.broken_invariants() == []

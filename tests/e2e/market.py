@@ -19,6 +19,8 @@ import httpx
 from tests.e2e.server import COMMAND, LiveServer, live_server, server_env
 from tests.e2e.topology import EMBEDDED, BlobView, Topology
 from tests.helpers import ok
+from tests.invariants import broken_invariants
+from tests.migrations import run_now
 
 PASSWORD = "e2e-password-1"
 ADMIN_EMAIL = "admin@example.com"
@@ -44,6 +46,22 @@ class Market:
     @property
     def blobs(self) -> BlobView:
         return self.topology.blob_view(self.server.data_dir)
+
+    @property
+    def database_url(self) -> str:
+        return self.topology.env.get(
+            "MARKETPLACE_DATABASE_URL",
+            f"sqlite+aiosqlite:///{self.server.data_dir.resolve() / 'marketplace.db'}",
+        )
+
+    def broken_invariants(self) -> list[str]:
+        """DESIGN.md's invariants over the server's whole state ([] when they hold), and
+        no upload temp file left behind."""
+        broken = run_now(self.database_url, broken_invariants(self.blob_files()))
+        uploads = self.server.data_dir / "uploads"
+        if uploads.exists():
+            broken += [f"temp file left: {p.name}" for p in uploads.glob("upload-*.part")]
+        return broken
 
     def blob_files(self) -> set[str]:
         """The keys of every stored blob (local files or S3 objects)."""

@@ -21,6 +21,7 @@ import httpx
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 COMMAND = (sys.executable, "-m", "marketplace.cli.main")
+START_TIMEOUT = 120
 
 
 def _with_src(pythonpath: str | None) -> str:
@@ -85,7 +86,9 @@ def live_server(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        # Generous: four workers importing the app on a loaded 2-core CI machine take a while;
+        # only a server that never comes up waits this long.
+        deadline = time.monotonic() + START_TIMEOUT
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"server exited early: {log_path.read_text()}")
@@ -95,7 +98,7 @@ def live_server(
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("server did not start within 30 s")
+                raise RuntimeError(f"server did not start within {START_TIMEOUT} s")
             time.sleep(0.1)
         yield LiveServer(url=url, data_dir=data_dir, env=env, process=process, log_path=log_path)
     finally:

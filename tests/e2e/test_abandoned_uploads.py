@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.e2e.market import running_market
 from tests.e2e.server import live_server
@@ -54,6 +55,7 @@ def _wait_for(condition: object, what: str, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.fault
 def test_a_killed_uploads_temp_file_is_removed_at_the_next_start(tmp_path: Path) -> None:
     with running_market(tmp_path) as market:
         headers = {"Authorization": f"Bearer {market.developer_token}"}
@@ -90,6 +92,11 @@ def test_a_killed_uploads_temp_file_is_removed_at_the_next_start(tmp_path: Path)
     with live_server(tmp_path / "data") as restarted:
         assert _parts(uploads) == []
         assert httpx.get(f"{restarted.url}/healthz").status_code == 200
+        # No row without its blob, one current version, no temp file: DESIGN.md holds.
+        market.server = restarted
+        assert market.broken_invariants() == []
+        versions = market.request("GET", f"/api/v1/admin/plugins/{plugin['id']}/versions")
+        assert versions["items"] == []  # the killed upload left no version behind
 
 
 def test_storage_gc_removes_stale_temp_files_and_keeps_young_ones(tmp_path: Path) -> None:

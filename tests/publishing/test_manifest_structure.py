@@ -20,6 +20,8 @@ from tests.packages.tarballs import file, manifest_file, tar_gz
 from tests.plugins.helpers import config_manifest, publish
 from tests.plugins.test_upload import tool_manifest, upload
 
+pytestmark = pytest.mark.fault
+
 
 def _nested(levels: int) -> Any:
     """levels nested objects: {"a": {"a": ... {}}}."""

@@ -7,12 +7,15 @@ A 1,256-byte package whose manifest held 500,000 bad config items once answered 
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from marketplace.publishing.review import auto_rejection_note
 from marketplace.publishing.schemas import NOTE_MAX_CHARS
 from tests.factories import Factory
 from tests.helpers import ok
 from tests.plugins.helpers import create_version, publish
+
+pytestmark = pytest.mark.fault
 
 
 def test_a_short_list_is_listed_whole() -> None:

@@ -20,6 +20,9 @@ from tests.plugins.helpers import config_manifest, publish, publish_body
 from tests.plugins.test_upload import tool_package, tool_plugin, upload
 from tests.scenarios import helpers as sc
 
+pytestmark = pytest.mark.fault
+
+
 DEV = "/api/v1/developer/plugins"
 ADMIN = "/api/v1/admin/plugins"
 JSON = {"content-type": "application/json"}

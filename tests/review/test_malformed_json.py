@@ -24,6 +24,8 @@ from tests.helpers import err
 from tests.plugins.helpers import publish
 from tests.scenarios import helpers as sc
 
+pytestmark = pytest.mark.fault
+
 BAD_BODIES: dict[str, bytes] = {
     "not-json": b"not json",
     "truncated": b'{"name": ',

@@ -30,6 +30,8 @@ from starlette.routing import Route
 
 from tests.factories import Factory
 
+pytestmark = pytest.mark.fault
+
 EXAMPLES_PER_MODE = 3
 BASE_URL = "http://test"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from marketplace.catalog.schemas import PublicPluginOut
-from marketplace.kit.schemas import InputModel, Money, OutputModel, SafeText
+from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, Money, OutputModel, SafeText
 
 
 class InstallIn(InputModel):
@@ -51,7 +51,7 @@ class PurchaseOut(OutputModel):
 
 
 class RateIn(InputModel):
-    score: Annotated[int, Field(ge=1, le=5, strict=True)]
+    score: Annotated[int, Strict(), Field(ge=1, le=5), INTEGRAL_FLOATS]
     comment: Annotated[SafeText, Field(max_length=2000)] | None = None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -43,16 +43,38 @@ class InvalidJSON:
         return cls(f"invalid JSON: {error.msg} (at character {error.pos})")
 
 
+def never_null_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    """OpenAPI for fields that may be left out but not sent as null (`never_null`)."""
+    never_null: tuple[str, ...] = getattr(cls, "never_null", ())
+    properties = schema.get("properties", {})
+    for name in never_null:
+        field = cls.model_fields[name]
+        alias = field.alias or name
+        prop = properties.get(alias)
+        if prop is None or "anyOf" not in prop:
+            continue
+        kept = [option for option in prop["anyOf"] if option.get("type") != "null"]
+        if len(kept) == 1:
+            rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            properties[alias] = {**kept[0], **rest}
+
+
 class InputModel(BaseModel):
     """Request bodies: camelCase only, unknown fields refused (400 naming the field), and
-    no coercion of booleans and integers (`StrictBool`, `StrictInt`): "yes" is not a
-    boolean and "30" is not a number (CONTRACT 1)."""
+    no coercion of booleans and integers (`StrictBool`; `Strict()` with `INTEGRAL_FLOATS`):
+    "yes" is not a boolean and "30" is not a number (CONTRACT 1).
+
+    `never_null` names optional fields that are omitted to leave a value unchanged but
+    refused as null; their schema then says so (no `null` among the types)."""
+
+    never_null: ClassVar[tuple[str, ...]] = ()
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         extra="forbid",
         str_strip_whitespace=True,
         validate_by_name=False,
+        json_schema_extra=never_null_schema,
     )
 
     @model_validator(mode="before")
@@ -98,6 +120,21 @@ MoneyIn = Annotated[
         {"type": "number", "minimum": 0, "maximum": 9_999_999_999.99, "multipleOf": 0.01}
     ),
 ]
+
+
+def _json_integer(value: Any) -> Any:
+    # JSON has numbers, not integers: 30.0 is the integer 30 (as JSON Schema's "integer"
+    # says), while "30", true and 30.5 stay refused.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# The last annotation of a request body's integer field, after `Strict()` and its bounds:
+# `Annotated[int, Strict(), Field(ge=.., le=..), INTEGRAL_FLOATS]` refuses strings and
+# booleans, accepts 30.0, and OpenAPI shows the bounds as minimum/maximum (put before the
+# validator, they would not be).
+INTEGRAL_FLOATS = BeforeValidator(_json_integer)
 
 
 def _clean_text(value: str) -> str:

@@ -4,12 +4,28 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    Strict,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
 
 from marketplace.kit.jsonsafe import check_json_safe
-from marketplace.kit.schemas import InputModel, Money, MoneyIn, OutputModel, SafeText
+from marketplace.kit.schemas import (
+    INTEGRAL_FLOATS,
+    InputModel,
+    Money,
+    MoneyIn,
+    OutputModel,
+    SafeText,
+    never_null_schema,
+)
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
@@ -47,14 +63,16 @@ Tag = Annotated[SafeText, Field(min_length=1, max_length=50)]
 Tags = Annotated[list[Tag], Field(max_length=30)]
 Platform = Literal["darwin", "win32", "linux"]
 Platforms = Annotated[list[Platform], Field(max_length=3)]
-CategoryKey = Annotated[str, Field(min_length=1, max_length=64)]
-ValidityDays = Annotated[StrictInt, Field(ge=0, le=36_500)]
+# The shape every category key has (CategoryIn); whether it exists is the server's answer.
+CATEGORY_KEY_PATTERN = r"^[a-z][a-z0-9-]*$"
+CategoryKey = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY_KEY_PATTERN)]
+ValidityDays = Annotated[int, Strict(), Field(ge=0, le=36_500), INTEGRAL_FLOATS]
 VersionText = Annotated[
     str,
     Field(min_length=1, max_length=100, json_schema_extra={"pattern": SEMVER_PATTERN}),
 ]
 Note = Annotated[SafeText, Field(max_length=5000)]
-SortOrder = Annotated[StrictInt, Field(ge=-1_000_000, le=1_000_000)]
+SortOrder = Annotated[int, Strict(), Field(ge=-1_000_000, le=1_000_000), INTEGRAL_FLOATS]
 
 
 # ---------- outputs ----------
@@ -202,6 +220,24 @@ def _price_rule(is_free: bool, price: Decimal) -> None:
         raise ValueError("price must be greater than 0 when isFree is false")
 
 
+# The same rule for OpenAPI readers and generators: isFree (true when left out) means price
+# 0; isFree false needs a price above 0.
+PRICE_RULE_SCHEMA: dict[str, Any] = {
+    "allOf": [
+        {
+            "if": {"properties": {"isFree": {"const": False}}, "required": ["isFree"]},
+            "then": {"required": ["price"], "properties": {"price": {"exclusiveMinimum": 0}}},
+            "else": {"properties": {"price": {"maximum": 0}}},
+        }
+    ]
+}
+
+
+def _publish_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    never_null_schema(schema, cls)
+    schema.update(PRICE_RULE_SCHEMA)
+
+
 class PublishIn(InputModel):
     plugin_key: PluginKey
     name: Title
@@ -217,6 +253,8 @@ class PublishIn(InputModel):
     license: Annotated[SafeText, Field(max_length=100)] | None = None
     homepage: OptionalShort = None
     repository: OptionalShort = None
+
+    model_config = InputModel.model_config | {"json_schema_extra": _publish_schema}
 
     @model_validator(mode="after")
     def _check_price(self) -> PublishIn:
@@ -249,6 +287,16 @@ class DeveloperUpdateIn(InputModel):
     repository: OptionalShort = None
     platforms: Platforms | None = None
 
+    never_null: ClassVar[tuple[str, ...]] = (
+        "name",
+        "name_zh",
+        "description",
+        "description_zh",
+        "category",
+        "tags",
+        "platforms",
+    )
+
     # Optional to send, but never cleared (license, homepage and repository may be null).
     @field_validator(
         "name", "name_zh", "description", "description_zh", "category", "tags", "platforms"
@@ -263,15 +311,29 @@ class AdminUpdateIn(DeveloperUpdateIn):
     enabled: StrictBool | None = None
     icon: Annotated[SafeText, Field(max_length=200)] | None = None
 
+    never_null: ClassVar[tuple[str, ...]] = (*DeveloperUpdateIn.never_null, "featured", "enabled")
+
     @field_validator("featured", "enabled")
     @classmethod
     def _flags_not_null(cls, value: Any) -> Any:
         return _refuse_null(value)
 
 
+def _price_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    # A free plugin (price 0) has no validity period.
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"price": {"const": 0}}, "required": ["price"]},
+            "then": {"properties": {"validityDays": {"enum": [None, 0]}}},
+        }
+    ]
+
+
 class PriceIn(InputModel):
     price: MoneyIn
     validity_days: ValidityDays | None = None
+
+    model_config = InputModel.model_config | {"json_schema_extra": _price_schema}
 
     @model_validator(mode="after")
     def _validity_only_when_paid(self) -> PriceIn:
@@ -301,7 +363,7 @@ class CreateVersionIn(InputModel):
 
 
 class CategoryIn(InputModel):
-    key: Annotated[str, Field(min_length=2, max_length=64, pattern=r"^[a-z][a-z0-9-]*$")]
+    key: Annotated[str, Field(min_length=2, max_length=64, pattern=CATEGORY_KEY_PATTERN)]
     name: Title
     name_zh: Title
     sort_order: SortOrder = 0

@@ -83,6 +83,8 @@ class ScenarioUpdateIn(InputModel):
     category: CategoryKey | None = None
     changelog: Changelog | None = None
 
+    never_null = ("name", "category")
+
     @model_validator(mode="after")
     def _no_null_required(self) -> ScenarioUpdateIn:
         for name in ("name", "category"):
