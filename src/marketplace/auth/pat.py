@@ -4,8 +4,9 @@ A token acts as its owner, with the owner's role read from the database on every
 (as for the JWT path), narrowed by its scopes:
 
 - `read`: GET/HEAD calls the owner's role allows;
-- `publish`: the developer group (plugins and scenarios), reads and writes; with `plugins`
-  set, writes reach only those pluginKeys (scenario writes not at all);
+- `publish`: the developer group (plugins and scenarios), reads and writes, and the public
+  category list (the publishing tool checks a manifest's category against it); with
+  `plugins` set, writes reach only those pluginKeys (scenario writes not at all);
 - never: the token and account endpoints, nor any other write (admin, purchases, ratings,
   installs). All of these are 403 FORBIDDEN; an unknown, expired or revoked token is 401.
 
@@ -43,6 +44,8 @@ _ACCOUNT_PREFIXES = ("/api/v1/auth/", "/api/v1/developer/register", "/api/v1/dev
 # The developer group: plugins and scenarios of their owner.
 _PLUGIN_GROUP = "/api/v1/developer/plugins"
 _SCENARIO_GROUP = "/api/v1/marketplace/developer/"
+# Reads outside the developer group that publishing needs.
+_PUBLISH_READS = frozenset({"/api/v1/plugins/categories"})
 
 
 class Scope(enum.StrEnum):
@@ -110,7 +113,8 @@ def check_route(grant: TokenGrant, method: str, path: str) -> None:
         raise Forbidden("Publishing tokens cannot manage tokens or the account; log in instead")
     developer_group = path.startswith(_PLUGIN_GROUP) or path.startswith(_SCENARIO_GROUP)
     if method in _SAFE:
-        if Scope.READ in grant.scopes or (developer_group and Scope.PUBLISH in grant.scopes):
+        publishing_read = developer_group or path in _PUBLISH_READS
+        if Scope.READ in grant.scopes or (publishing_read and Scope.PUBLISH in grant.scopes):
             return
         raise Forbidden("This token has no read scope")
     if not developer_group:

@@ -143,7 +143,7 @@ def _secrets(entry: PackEntry) -> list[SecretHit]:
                 scan.feed(piece)
     except OSError:
         return []
-    return scan.hits
+    return scan.finish().hits
 
 
 def _traits(entry: PackEntry) -> FileTraits | None:

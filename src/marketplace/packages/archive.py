@@ -522,6 +522,7 @@ class _Survey:
             scan.feed(piece)
             if scan.done:
                 break
+        scan.finish()
         self.secrets += [(name, hit) for hit in scan.hits]
         self.tokens.update(list(scan.tokens)[: max(0, TOKENS_MAX - len(self.tokens))])
 

@@ -26,10 +26,11 @@ MARKETPLACE_TOKEN: Final = "marketplace publishing token"  # noqa: S105 - a labe
 _PAT = re.compile(re.escape(PAT_PREFIX).encode() + rb"[A-Za-z0-9_-]{43}")
 _PAT_TEXT = re.compile(_PAT.pattern.decode())
 
-# Bytes are scanned this many at a time, with the previous piece's last OVERLAP bytes in
-# front so a secret cut by a piece boundary is still seen whole (no pattern above matches
-# more than this). Memory stays bounded whatever the length of a line.
-OVERLAP: Final = 1 * KIB
+# Each piece is scanned with the previous one's last OVERLAP bytes in front, and a match
+# ending in those last bytes waits for the next piece (or `finish`): a secret cut by a piece
+# boundary is seen whole, once (no pattern matches more than about 1 KiB). Memory stays
+# bounded whatever the length of a line.
+OVERLAP: Final = 2 * KIB
 # A file whose first bytes hold a NUL is binary (images, archives, compiled code): not read.
 BINARY_PROBE: Final = 8 * KIB
 # Hits kept per file and per package: enough to act on, bounded against a hostile package.
@@ -190,15 +191,30 @@ class FileScan:
             self.binary = True
             return
         window = self._tail + piece
+        # A match ending in the last OVERLAP bytes waits; the kept tail is twice as long,
+        # so the next window holds the whole of it (matches repeated there are dropped).
+        self._scan(window, settled=len(window) - OVERLAP)
+        keep = min(2 * OVERLAP, len(window))
+        self._lines += window.count(b"\n", 0, len(window) - keep)
+        self._seen += len(piece)
+        self._tail = window[len(window) - keep :]
+
+    def finish(self) -> FileScan:
+        """The end of the file: what was waiting in the last bytes is settled."""
+        if not self.done and self._tail:
+            self._scan(self._tail, settled=len(self._tail))
+        self._tail = b""
+        return self
+
+    def _scan(self, window: bytes, *, settled: int) -> None:
+        """Record the matches in window that end by `settled` (the rest may grow)."""
         start = self._seen - len(self._tail)  # offset of window[0] in the file
         for kind, match in _matches(window):
+            if match.end() > settled:
+                continue
             self._record(kind, match, window, start)
             if self.done:
                 return
-        keep = min(OVERLAP, len(window))
-        self._lines += window.count(b"\n", 0, len(window) - keep)
-        self._tail = window[len(window) - keep :]
-        self._seen += len(piece)
 
     def _record(self, kind: str, match: re.Match[bytes], window: bytes, start: int) -> None:
         offset = start + match.start()
@@ -215,7 +231,7 @@ class FileScan:
 def scan_bytes(path: str, data: bytes) -> FileScan:
     scan = FileScan(path)
     scan.feed(data)
-    return scan
+    return scan.finish()
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
