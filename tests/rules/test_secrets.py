@@ -34,22 +34,22 @@ def test_mask_keeps_four_characters_and_the_length() -> None:
 
 @pytest.mark.parametrize("piece", [1, 7, 1000, 64 * 1024])
 def test_a_secret_cut_by_piece_boundaries_is_found_once_with_its_line(piece: int) -> None:
-    data = b"x = 1\n" * 3000 + f"key = '{AWS_KEY}' # {TOKEN}\n".encode() + b"y\n" * 10
+    data = b"x = 1\n" * 30000 + f"key = '{AWS_KEY}' # {TOKEN}\n".encode() + b"y\n" * 10
     scan = FileScan("src/a.py")
     for start in range(0, len(data), piece):
         scan.feed(data[start : start + piece])
     scan.finish()
     assert sorted((hit.kind, hit.line, hit.path) for hit in scan.hits) == [
-        ("AWS Access Key", 3001, "file:src/a.py"),
-        ("marketplace publishing token", 3001, "file:src/a.py"),
+        ("AWS Access Key", 30001, "file:src/a.py"),
+        ("marketplace publishing token", 30001, "file:src/a.py"),
     ]
     assert scan.tokens == {TOKEN}
 
 
 def test_a_long_secret_straddling_a_boundary_is_seen_whole() -> None:
     secret = "glagent-" + "a" * 1000
-    data = b"x" * 3000 + secret.encode() + b" y\n"
-    for piece in (3500, 3900, 4100):
+    data = b"x" * (64 * 1024 - 500) + secret.encode() + b" y\n" + b"z" * 70_000
+    for piece in (7, 1000, 64 * 1024, 65_000):
         scan = FileScan("a.txt")
         for start in range(0, len(data), piece):
             scan.feed(data[start : start + piece])

@@ -33,6 +33,8 @@ _PAT_TEXT = re.compile(_PAT.pattern.decode())
 OVERLAP: Final = 2 * KIB
 # A file whose first bytes hold a NUL is binary (images, archives, compiled code): not read.
 BINARY_PROBE: Final = 8 * KIB
+# Bytes gathered before a scan: a small file is scanned once, a large one a piece at a time.
+SCAN_AT: Final = 64 * KIB
 # Hits kept per file and per package: enough to act on, bounded against a hostile package.
 HITS_PER_FILE: Final = 10
 HITS_PER_PACKAGE: Final = 100
@@ -175,9 +177,9 @@ class FileScan:
     hits: list[SecretHit] = field(default_factory=list)
     tokens: set[str] = field(default_factory=set, repr=False)
     binary: bool = False
-    _tail: bytes = b""
+    _buffer: bytearray = field(default_factory=bytearray)  # fed, not yet settled
     _seen: int = 0  # bytes fed so far
-    _lines: int = 0  # line breaks before _tail
+    _lines: int = 0  # line breaks before _buffer
     _found: set[tuple[str, int]] = field(default_factory=set)
 
     @property
@@ -190,25 +192,29 @@ class FileScan:
         if self._seen < BINARY_PROBE and b"\0" in piece[: BINARY_PROBE - self._seen]:
             self.binary = True
             return
-        window = self._tail + piece
+        self._buffer += piece
+        self._seen += len(piece)
+        if len(self._buffer) < SCAN_AT:
+            return  # small files are scanned once, by finish
+        window = bytes(self._buffer)
         # A match ending in the last OVERLAP bytes waits; the kept tail is twice as long,
         # so the next window holds the whole of it (matches repeated there are dropped).
         self._scan(window, settled=len(window) - OVERLAP)
-        keep = min(2 * OVERLAP, len(window))
+        keep = 2 * OVERLAP
         self._lines += window.count(b"\n", 0, len(window) - keep)
-        self._seen += len(piece)
-        self._tail = window[len(window) - keep :]
+        self._buffer = bytearray(window[len(window) - keep :])
 
     def finish(self) -> FileScan:
-        """The end of the file: what was waiting in the last bytes is settled."""
-        if not self.done and self._tail:
-            self._scan(self._tail, settled=len(self._tail))
-        self._tail = b""
+        """The end of the file: what is left (a small file: all of it) is scanned."""
+        if not self.done and self._buffer:
+            window = bytes(self._buffer)
+            self._scan(window, settled=len(window))
+        self._buffer = bytearray()
         return self
 
     def _scan(self, window: bytes, *, settled: int) -> None:
         """Record the matches in window that end by `settled` (the rest may grow)."""
-        start = self._seen - len(self._tail)  # offset of window[0] in the file
+        start = self._seen - len(self._buffer)  # offset of window[0] in the file
         for kind, match in _matches(window):
             if match.end() > settled:
                 continue
