@@ -11,7 +11,9 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from marketplace.auth import pat as pat_module
 from marketplace.auth.pat import TOUCH_EVERY
+from marketplace.errors import DatabaseUnavailable
 from marketplace.models import Plugin, PublishingToken
 from tests.accounts.tokens import TOKENS, expire, issue, listed
 from tests.factories import Factory
@@ -378,3 +380,17 @@ async def test_last_used_is_kept_on_a_write(
         201,
     )
     assert (await token_row(sessionmaker, pat.id)).last_used_at is not None
+
+
+async def test_a_read_is_not_failed_when_last_used_cannot_be_written(
+    client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dev = await factory.developer()
+    pat = await issue(client, dev, scopes=["read"])
+
+    async def unavailable(*_args: object) -> None:
+        raise DatabaseUnavailable()
+
+    monkeypatch.setattr(pat_module, "touch_apart", unavailable)
+    ok(await client.get("/api/v1/developer/plugins", headers=pat.headers))
+    assert (await listed(client, dev))[pat.id]["lastUsedAt"] is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
+import structlog
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,8 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.auth import pat
 from marketplace.auth.tokens import decode_access_token
 from marketplace.db import DbSession, is_write_request
-from marketplace.errors import DeveloperNotVerified, Forbidden, Unauthorized
+from marketplace.errors import DatabaseUnavailable, DeveloperNotVerified, Forbidden, Unauthorized
 from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
+
+log = structlog.get_logger("marketplace.auth")
 
 _bearer = HTTPBearer(auto_error=False, description="Access token from /api/v1/auth/login")
 
@@ -42,7 +45,11 @@ async def _load_token_user(request: Request, session: AsyncSession, token: str) 
         else:
             # A read request's session must stay a reader (on SQLite a write would take
             # the one write lock for the whole request): a short transaction of its own.
-            await pat.touch_apart(request.app.state.write_sessionmaker, row.id)
+            try:
+                await pat.touch_apart(request.app.state.write_sessionmaker, row.id)
+            except DatabaseUnavailable:
+                # Bookkeeping only: a read is not failed for it; the next use retries.
+                log.warning("publishing_token_touch_skipped", token_id=row.id)
     request.state.token_grant = grant
     request.state.user_id = user.id
     return user
