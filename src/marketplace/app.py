@@ -16,6 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
+from marketplace.accounts.token_endpoints import router as token_router
 from marketplace.admin_console.router import router as console_router
 from marketplace.admin_console.security import ConsoleHeadersMiddleware
 from marketplace.auth.openapi import install_optional_auth_in_openapi
@@ -96,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     install_error_handlers(app)
     app.include_router(auth_router)
+    app.include_router(token_router)
     app.include_router(developer_router)
     app.include_router(accounts_admin_router)
     app.include_router(blob_router)

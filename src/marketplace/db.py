@@ -137,6 +137,12 @@ def make_sessionmaker(
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+def is_write_request(request: Request) -> bool:
+    """Whether the request's session is a write transaction (see request_session)."""
+    route = request.scope.get("route")
+    return request.method not in SAFE_METHODS and not getattr(route, "streams_body", False)
+
+
 async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's one session; committed when the endpoint returns, rolled back on error
     (except an `AppError` that `keeps_writes`).
@@ -145,8 +151,7 @@ async def request_session(request: Request) -> AsyncIterator[AsyncSession]:
     A route that streams its body (`kit.routing.streams_body`) only reads here: it ends
     this transaction before the body arrives (`end_checks`) and writes in its own.
     """
-    route = request.scope.get("route")
-    write = request.method not in SAFE_METHODS and not getattr(route, "streams_body", False)
+    write = is_write_request(request)
     factory: async_sessionmaker[AsyncSession] = (
         request.app.state.write_sessionmaker if write else request.app.state.sessionmaker
     )

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
+import structlog
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from marketplace.auth import pat
 from marketplace.auth.tokens import decode_access_token
-from marketplace.db import DbSession
-from marketplace.errors import DeveloperNotVerified, Forbidden, Unauthorized
+from marketplace.db import DbSession, is_write_request
+from marketplace.errors import DatabaseUnavailable, DeveloperNotVerified, Forbidden, Unauthorized
 from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
+
+log = structlog.get_logger("marketplace.auth")
 
 _bearer = HTTPBearer(auto_error=False, description="Access token from /api/v1/auth/login")
 
@@ -26,7 +31,33 @@ def _token_from(request: Request, credentials: HTTPAuthorizationCredentials | No
     return None
 
 
+async def _load_token_user(request: Request, session: AsyncSession, token: str) -> User:
+    """A publishing token: live (else 401), allowed on this route (else 403), its
+    last-used time moved at most once a minute (`pat.TOUCH_EVERY`)."""
+    user, row = await pat.authenticate(session, token)
+    grant = pat.grant_of(row)
+    route = request.scope.get("route")
+    pat.check_route(grant, request.method, getattr(route, "path", request.url.path))
+    now = datetime.now(UTC)
+    if pat.needs_touch(row, now):
+        if is_write_request(request):
+            row.last_used_at = now  # committed with the request's own writes
+        else:
+            # A read request's session must stay a reader (on SQLite a write would take
+            # the one write lock for the whole request): a short transaction of its own.
+            try:
+                await pat.touch_apart(request.app.state.write_sessionmaker, row.id)
+            except DatabaseUnavailable:
+                # Bookkeeping only: a read is not failed for it; the next use retries.
+                log.warning("publishing_token_touch_skipped", token_id=row.id)
+    request.state.token_grant = grant
+    request.state.user_id = user.id
+    return user
+
+
 async def _load_user(request: Request, session: AsyncSession, token: str) -> User:
+    if pat.is_publishing_token(token):
+        return await _load_token_user(request, session, token)
     claims = decode_access_token(token, request.app.state.secret)
     if claims is None:
         raise Unauthorized("Invalid or expired token")
@@ -82,3 +113,12 @@ async def verified_developer(user: Developer, session: DbSession) -> User:
 
 
 VerifiedDeveloper = Annotated[User, Depends(verified_developer)]
+
+
+def token_grant(request: Request) -> pat.TokenGrant | None:
+    """What the request's publishing token allows; None when the caller did not use one."""
+    grant: pat.TokenGrant | None = getattr(request.state, "token_grant", None)
+    return grant
+
+
+TokenGrant = Annotated[pat.TokenGrant | None, Depends(token_grant)]

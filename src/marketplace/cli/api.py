@@ -18,6 +18,7 @@ from typing import IO, Any
 import httpx
 
 from marketplace.cli.errors import CliError
+from marketplace.rules.vocabulary import PAT_PREFIX
 
 
 def _package_version() -> str:
@@ -85,6 +86,21 @@ def unwrap(response: httpx.Response) -> Any:
     raise ApiError(status, f"HTTP_{status}", response.reason_phrase or "request failed")
 
 
+_TOKEN_REFUSALS = {
+    401: "the server refused the publishing token (expired, deleted or revoked)",
+    403: "the publishing token does not allow this",
+}
+
+
+def token_refusal(error: ApiError) -> ApiError:
+    """A refusal of a publishing token, said as one: 401 means the token is dead, 403 that
+    its scopes or plugin list do not reach the call (other errors are left as they are)."""
+    lead = _TOKEN_REFUSALS.get(error.status)
+    if lead is None or error.code not in ("UNAUTHORIZED", "FORBIDDEN"):
+        return error
+    return ApiError(error.status, error.code, f"{lead}: {error.message}", error.details)
+
+
 def retry_delay(response: httpx.Response) -> float | None:
     """Seconds to wait before repeating a rate-limited request; None when not rate-limited."""
     if response.status_code != 429:
@@ -120,6 +136,8 @@ class ApiClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.backend = backend
+        # A publishing token (`mkt_pat_...`) rather than a login's access token.
+        self.uses_publishing_token = bool(token and token.startswith(PAT_PREFIX))
         self._http = httpx.Client(
             base_url=backend, headers=headers, transport=transport, timeout=timeout
         )
@@ -168,7 +186,12 @@ class ApiClient:
             if delay is None or attempt == RATE_LIMIT_RETRIES:
                 break
             self._sleep(delay)
-        return unwrap(response)
+        try:
+            return unwrap(response)
+        except ApiError as exc:
+            if self.uses_publishing_token:
+                raise token_refusal(exc) from None
+            raise
 
     def get(self, path: str, *, params: Mapping[str, str | int] | None = None) -> Any:
         return self.request("GET", path, params=params)

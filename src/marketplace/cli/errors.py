@@ -49,3 +49,24 @@ class ManifestInvalid(CliError):
 
     def extra_lines(self) -> list[str]:
         return [f"  - {problem}" for problem in self.problems]
+
+
+class SecretsFound(CliError):
+    """The folder holds secrets (`rules.secrets`): nothing is packed or uploaded."""
+
+    def __init__(self, problems: list[str]) -> None:
+        count = len(problems)
+        noun = "secret" if count == 1 else "secrets"
+        super().__init__(
+            "SECRETS_FOUND",
+            f"the plugin folder holds {count} {noun}; remove them (and revoke them where "
+            "they were issued) before publishing",
+            details={"problems": problems},
+        )
+        self.problems = problems
+
+    def one_line(self) -> str:
+        return f"{self.headline()}: " + "; ".join(self.problems)
+
+    def extra_lines(self) -> list[str]:
+        return [f"  - {problem}" for problem in self.problems]

@@ -259,7 +259,11 @@ def current_role(api: ApiClient) -> str:
 
 
 def open_group(api: ApiClient) -> PluginGroup:
-    """The admin group for ADMIN / SUPER_ADMIN tokens, else the developer group."""
+    """The admin group for ADMIN / SUPER_ADMIN tokens, else the developer group. A
+    publishing token always publishes through the developer group (the only writes it may
+    make) and may not ask who it belongs to (account endpoints refuse tokens)."""
+    if api.uses_publishing_token:
+        return DeveloperGroup(api)
     if current_role(api) in ADMIN_ROLES:
         return AdminGroup(api)
     return DeveloperGroup(api)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from marketplace.cli.errors import ManifestInvalid
+from marketplace.cli.errors import ManifestInvalid, SecretsFound
 from marketplace.cli.pack import listing
 from marketplace.rules.content import is_icon_path, package_path
 from marketplace.rules.findings import Code, Finding
@@ -26,6 +26,7 @@ from marketplace.rules.manifest import (
     plugin_key_findings,
     plugin_manifest_findings,
 )
+from marketplace.rules.secrets import secret_findings
 from marketplace.rules.text import display
 from marketplace.rules.versions import version_problem
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -191,7 +192,16 @@ def load_checked_manifest(
     findings = check_manifest(raw, plugin_dir, for_publish=for_publish)
     if any(finding.severity == "error" for finding in findings):
         raise manifest_invalid(findings)
+    refuse_secrets(plugin_dir)
     return PluginManifest(raw=raw, source_version=str(source_version))
+
+
+def refuse_secrets(plugin_dir: Path) -> None:
+    """SecretsFound when the folder's files hold a secret (the service's scan, run before
+    anything is packed or sent: a token found here never leaves the machine)."""
+    findings = secret_findings(listing(plugin_dir, with_traits=True).secrets)
+    if findings:
+        raise SecretsFound([problem_line(finding) for finding in findings])
 
 
 def manifest_bytes(manifest: Mapping[str, Any]) -> bytes:

@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from marketplace.cli.errors import CliError
 from marketplace.rules.content import Listing
+from marketplace.rules.secrets import HITS_PER_PACKAGE, FileScan, SecretHit
 from marketplace.rules.traits import FileTraits, sample_size, traits_of
 from marketplace.rules.vocabulary import MANIFEST_NAME
 
@@ -28,6 +29,7 @@ EXCLUDED_DIRS = frozenset({"node_modules", ".git"})
 EXCLUDED_FILES = frozenset({".DS_Store", ".git"})  # .git is a file in git worktrees
 EXCLUDED_SUFFIX = ".tar.gz"
 HASH_CHUNK = 1024 * 1024
+SCAN_CHUNK = 64 * 1024
 
 
 class PackError(CliError):
@@ -111,9 +113,11 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
     against before packing. What cannot be packed is left out; packing refuses it.
 
     with_traits: also the traits of the notable files (`rules.traits`), from the mode
-    they will be packed with and their first bytes, as the service takes them."""
+    they will be packed with and their first bytes, and the secrets in their text
+    (`rules.secrets`), as the service takes them."""
     files: dict[str, int] = {}
     traits: dict[str, FileTraits] = {}
+    secrets: list[SecretHit] = []
     for arcname, path, folder_link in _walk(root):
         if folder_link:
             continue
@@ -125,7 +129,21 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
         found = _traits(entry) if with_traits else None
         if found is not None and found.notable:
             traits[arcname] = found
-    return Listing(files=files, traits=traits)
+        if with_traits and len(secrets) < HITS_PER_PACKAGE:
+            secrets += _secrets(entry)
+    return Listing(files=files, traits=traits, secrets=secrets[:HITS_PER_PACKAGE])
+
+
+def _secrets(entry: PackEntry) -> list[SecretHit]:
+    """The secrets in the file's text, read a piece at a time (none if unreadable)."""
+    scan = FileScan(entry.arcname)
+    try:
+        with entry.path.open("rb") as source:
+            while not scan.done and (piece := source.read(SCAN_CHUNK)):
+                scan.feed(piece)
+    except OSError:
+        return []
+    return scan.finish().hits
 
 
 def _traits(entry: PackEntry) -> FileTraits | None:

@@ -24,7 +24,7 @@ from marketplace.rules.changes import change_findings
 from marketplace.rules.files import file_findings
 from marketplace.rules.findings import SEVERITIES, Finding
 from marketplace.rules.manifest import UnreadableManifest, load_manifest, plugin_manifest_findings
-from marketplace.rules.review import ordered
+from marketplace.rules.review import ordered, package_secret_findings
 from marketplace.rules.text import display
 from marketplace.rules.vocabulary import MANIFEST_NAME
 
@@ -49,7 +49,11 @@ def folder_findings(plugin_dir: Path, base_dir: Path | None = None) -> list[Find
     except UnreadableManifest as exc:
         return [exc.finding]  # nothing else can be judged without the document
     package = listing(plugin_dir, with_traits=True)
-    findings = [*plugin_manifest_findings(manifest, package), *file_findings(package)]
+    findings = [
+        *plugin_manifest_findings(manifest, package),
+        *package_secret_findings(manifest, package),
+        *file_findings(package),
+    ]
     if base is not None:
         findings += change_findings(manifest, base)
     return ordered(findings)

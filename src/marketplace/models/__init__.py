@@ -16,6 +16,7 @@ from marketplace.models.commerce import Install, Purchase, Rating
 from marketplace.models.console import ConsoleSession
 from marketplace.models.generation import CatalogGeneration
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
+from marketplace.models.tokens import PublishingToken
 from marketplace.roles import IdentityStatus, Role
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Plugin",
     "PluginType",
     "PluginVersion",
+    "PublishingToken",
     "Purchase",
     "Rating",
     "RefreshToken",

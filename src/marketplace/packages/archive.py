@@ -17,7 +17,7 @@ import shutil
 import tarfile
 import unicodedata
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import IO, Any, Literal, Protocol, Self
 
 from marketplace.errors import Refused
 from marketplace.rules import manifest as manifest_rules
+from marketplace.rules.findings import FILE_PATH_PREFIX
 from marketplace.rules.limits import (
     ARCHIVE_MAX_MEMBERS,
     ARCHIVE_MAX_UNPACKED_BYTES,
@@ -35,6 +36,7 @@ from marketplace.rules.limits import (
     SYMLINK_HOPS_MAX,
     UNPACKED_PER_PACKAGE_BYTES,
 )
+from marketplace.rules.secrets import HITS_PER_PACKAGE, TOKENS_MAX, FileScan, SecretHit
 from marketplace.rules.text import display
 from marketplace.rules.traits import FileTraits, is_executable, sample_size, traits_of
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -129,6 +131,10 @@ class ArchiveInfo:
     # Notable files only (path as in files -> their mode and first bytes, judged by
     # rules.files); a file not listed has nothing worth a finding.
     traits: dict[str, FileTraits] = field(default_factory=dict)
+    # Secrets in the files' text (rules.secrets), masked; and the values of the marketplace
+    # tokens among them, which the service revokes (kept out of repr: never logged).
+    secrets: tuple[SecretHit, ...] = ()
+    found_tokens: frozenset[str] = field(default=frozenset(), repr=False)
 
 
 def inspect_archive(
@@ -390,6 +396,8 @@ class _Survey:
     top_levels: set[str] = field(default_factory=set)
     manifests: dict[str, bytes | None] = field(default_factory=dict)
     traits: dict[str, FileTraits] = field(default_factory=dict)
+    secrets: list[tuple[str, SecretHit]] = field(default_factory=list)  # (name, hit)
+    tokens: set[str] = field(default_factory=set, repr=False)
 
     def add(self, member: tarfile.TarInfo, tar: tarfile.TarFile) -> None:
         self.members += 1
@@ -477,24 +485,46 @@ class _Survey:
     def _note_traits(
         self, member: tarfile.TarInfo, name: str, kind: str, tar: tarfile.TarFile
     ) -> None:
-        """A file's mode and first bytes (at most `sample_size`, never the whole file; the
-        manifest's from what was kept); a hard link shares its target's bytes."""
+        """A file's mode and first bytes (the manifest's from what was kept); a hard link
+        shares its target's. A text file is read to its end for the secret scan, a piece
+        at a time; the traits look at its first `sample_size` bytes only."""
         if kind == "hardlink":
             linked = self.traits.get(_normalise(member.linkname), FileTraits())
             found = replace(linked, executable=linked.executable or is_executable(member.mode))
         elif kind == "file":
             head = self.manifests.get(name, b"" if member.size == 0 else None)
             if head is None:
-                extracted = tar.extractfile(member)
-                if extracted is None:  # pragma: no cover - regular members always have data
-                    return
-                with extracted:
-                    head = extracted.read(sample_size(name))
+                head = self._read_scanning(member, name, tar)
+            else:
+                self._scan(name, [head])
             found = traits_of(name, member.mode, head)
         else:
             return
         if found.notable:
             self.traits[name] = found
+
+    def _read_scanning(self, member: tarfile.TarInfo, name: str, tar: tarfile.TarFile) -> bytes:
+        """The file's first bytes (at least `sample_size`), the whole of it scanned for
+        secrets unless it turns out binary (tarfile skips what is left unread)."""
+        extracted = tar.extractfile(member)
+        if extracted is None:  # pragma: no cover - regular members always have data
+            return b""
+        with extracted:
+            head = extracted.read(max(sample_size(name), _CHUNK))
+            self._scan(name, _pieces(head, extracted))
+        return head
+
+    def _scan(self, name: str, pieces: Iterable[bytes]) -> None:
+        if len(self.secrets) >= HITS_PER_PACKAGE:
+            return
+        scan = FileScan(name)
+        for piece in pieces:
+            scan.feed(piece)
+            if scan.done:
+                break
+        scan.finish()
+        self.secrets += [(name, hit) for hit in scan.hits]
+        self.tokens.update(list(scan.tokens)[: max(0, TOKENS_MAX - len(self.tokens))])
 
     def finish(self, *, compressed_bytes: int) -> ArchiveInfo:
         self._check_link_resolution()
@@ -513,6 +543,11 @@ class _Survey:
             compressed_bytes=compressed_bytes,
             root_prefix=prefix,
             traits={name[strip:]: traits for name, traits in self.traits.items()},
+            secrets=tuple(
+                replace(hit, path=FILE_PATH_PREFIX + name[strip:])
+                for name, hit in self.secrets[:HITS_PER_PACKAGE]
+            ),
+            found_tokens=frozenset(self.tokens),
         )
 
     def _check_link_resolution(self) -> None:
@@ -622,6 +657,12 @@ def _escapes(path: str, symlinks: dict[str, str]) -> bool:
             return True
         pending = target.replace("\\", "/").split("/") + pending
     return False
+
+
+def _pieces(head: bytes, rest: IO[bytes]) -> Iterator[bytes]:
+    yield head
+    while piece := rest.read(_CHUNK):
+        yield piece
 
 
 def _could_be_manifest(name: str) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import Request, status
 
-from marketplace.auth.deps import VerifiedDeveloper
+from marketplace.auth import pat
+from marketplace.auth.deps import TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
@@ -39,9 +40,11 @@ add_developer_list(router, PLUGINS, path="", list_model=DeveloperPluginList, ite
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)
 async def publish(
-    body: PublishIn, user: VerifiedDeveloper, session: DbSession
+    body: PublishIn, user: VerifiedDeveloper, session: DbSession, grant: TokenGrant
 ) -> Envelope[PluginOut]:
     """Create a plugin: pending review, no version yet."""
+    # The one developer write that names its plugin in the body, not the path.
+    pat.check_plugin(grant, body.plugin_key)
     return Envelope(data=plugin_out(await service.publish(session, user, body)))
 
 

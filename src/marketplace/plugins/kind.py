@@ -49,6 +49,7 @@ PLUGINS = ItemKind(
     parent=PluginVersion.plugin_id,
     lookup_column=_lookup_column,
     key_of=lambda plugin: plugin.plugin_key,
+    token_key=lambda plugin: plugin.plugin_key,
     not_found=PluginNotFound,
     not_owned=PluginNotOwned,
     version_not_found=VersionNotFound,

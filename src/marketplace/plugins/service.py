@@ -48,7 +48,9 @@ from marketplace.plugins.schemas import (
 from marketplace.publishing import queries, review
 from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
+from marketplace.publishing.secrets import refuse_live_tokens
 from marketplace.rules.review import plugin_version_findings
+from marketplace.rules.secrets import scan_document
 
 # ---------- categories ----------
 
@@ -312,6 +314,8 @@ async def create_version_from_manifest(
     released_by_admin: User | None,
 ) -> PluginVersion:
     """ConfigOnly or inline-code versions (no package)."""
+    # Before any other check: a leaked token is revoked whatever else is wrong.
+    await refuse_live_tokens(session, PLUGINS, scan_document(manifest).tokens)
     await check_manifest(session, plugin, manifest, version)
     distribution = Distribution(distribution_of(manifest, has_package=False))
     return await add_version(

@@ -27,6 +27,7 @@ from marketplace.publishing.uploads import (
     RowWriter,
     package_of,
     receive_package,
+    refuse_leaked_tokens,
     store_package,
     upload_dir,
 )
@@ -111,6 +112,7 @@ async def upload_version(
         request, PLUGINS, settings, text_fields=("version", "changelog")
     ) as upload:
         package = package_of(PLUGINS, upload)
+        await refuse_leaked_tokens(sessions, PLUGINS, package)
         plan = NewPluginVersion(
             package,
             _required_version(upload.fields),

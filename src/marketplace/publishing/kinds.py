@@ -89,6 +89,9 @@ class ItemKind(Generic[ItemT, VersionT]):
     manifest_required: bool
     item_search: Callable[[], Sequence[Any]]  # item columns the admin search reads
     version_search: Callable[[], Sequence[Any]]  # columns the version queue search reads
+    # The pluginKey a publishing token's `plugins` list names the item by (None: the kind
+    # cannot be named there, so a token limited to some plugins cannot write it).
+    token_key: Callable[[ItemT], str | None] = field(default=_nothing)
     # Kind-specific consequences of the generic moves (default: none).
     after_version_decision: Callable[[ItemT, VersionT], None] = field(default=_nothing)
     after_take_down: Callable[[ItemT], None] = field(default=_nothing)

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.auth.deps import Admin, Developer, VerifiedDeveloper
+from marketplace.auth import pat
+from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.errors import InvalidState
 from marketplace.kit.sql import is_row_id
@@ -84,14 +85,16 @@ def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
 ItemDependency = Callable[..., Awaitable[Any]]
 
 
-def _dependency(
-    param: str, caller: Any, load: Callable[[str, User, AsyncSession], Awaitable[Any]]
-) -> ItemDependency:
+Loader = Callable[[str, User, AsyncSession, pat.TokenGrant | None], Awaitable[Any]]
+
+
+def _dependency(param: str, caller: Any, load: Loader) -> ItemDependency:
     """A FastAPI dependency taking the path parameter `param` (the kind's name for it, e.g.
-    `plugin_id`), the caller (`caller` is its dependency alias) and the request session."""
+    `plugin_id`), the caller (`caller` is its dependency alias), the request session and
+    the request's publishing token grant (None: no token)."""
 
     async def dependency(**values: Any) -> Any:
-        return await load(values[param], values["caller"], values["session"])
+        return await load(values[param], values["caller"], values["session"], values["grant"])
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -99,6 +102,7 @@ def _dependency(
             inspect.Parameter(param, keyword, annotation=str),
             inspect.Parameter("caller", keyword, annotation=caller),
             inspect.Parameter("session", keyword, annotation=DbSession),
+            inspect.Parameter("grant", keyword, annotation=TokenGrant),
         ]
     )
     return dependency
@@ -107,7 +111,7 @@ def _dependency(
 def owned_for_read(kind: Kind[ItemT, VersionT], param: str) -> ItemDependency:
     """A developer's own item (any developer may read; writes need a verified identity)."""
 
-    async def load(ref: str, user: User, session: AsyncSession) -> ItemT:
+    async def load(ref: str, user: User, session: AsyncSession, _grant: Any) -> ItemT:
         return check_owner(kind, await find_item(session, kind, ref), user)
 
     return _dependency(param, Developer, load)
@@ -119,8 +123,13 @@ def owned_for_write(
     """A verified developer's own item, locked for the write (`lock=False` for a streamed
     upload, whose write transaction takes the lock after the body arrived)."""
 
-    async def load(ref: str, user: User, session: AsyncSession) -> ItemT:
-        return check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
+    async def load(
+        ref: str, user: User, session: AsyncSession, grant: pat.TokenGrant | None
+    ) -> ItemT:
+        item = check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
+        # After ownership (CONTRACT 1's order): a token limited to some pluginKeys.
+        pat.check_plugin(grant, kind.token_key(item))
+        return item
 
     return _dependency(param, VerifiedDeveloper, load)
 
@@ -128,7 +137,7 @@ def owned_for_write(
 def for_admin(kind: Kind[ItemT, VersionT], param: str, *, lock: bool = False) -> ItemDependency:
     """Any item, for an administrator; locked when the route writes it."""
 
-    async def load(ref: str, _admin: User, session: AsyncSession) -> ItemT:
+    async def load(ref: str, _admin: User, session: AsyncSession, _grant: Any) -> ItemT:
         return await find_item(session, kind, ref, lock=lock)
 
     return _dependency(param, Admin, load)

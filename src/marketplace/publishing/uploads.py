@@ -28,6 +28,8 @@ from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_arc
 from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_item
+from marketplace.publishing.secrets import refuse_live_tokens_apart
+from marketplace.rules.secrets import scan_document
 from marketplace.storage.base import PACKAGE_CONTENT_TYPE, BlobStore, blob_key
 
 
@@ -86,6 +88,18 @@ def package_of(kind: ItemKind[ItemT, VersionT], upload: ReceivedUpload[ArchiveIn
     if upload.file_path is None or upload.sha256 is None or upload.inspection is None:
         raise kind.file_required()  # unreachable after receive_package's checks
     return Package(upload.file_path, upload.sha256, upload.size, upload.inspection, upload.fields)
+
+
+async def refuse_leaked_tokens(
+    sessions: async_sessionmaker[AsyncSession], kind: ItemKind[ItemT, VersionT], package: Package
+) -> None:
+    """A live publishing token in the package's files or manifest (escaped strings too) is
+    revoked at once and the package refused, before any other check of its content."""
+    archive = package.archive
+    found = set(archive.found_tokens)
+    if archive.manifest is not None:
+        found |= scan_document(archive.manifest).tokens
+    await refuse_live_tokens_apart(sessions, kind, found)
 
 
 R = TypeVar("R")

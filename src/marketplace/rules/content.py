@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding, item_path
 from marketplace.rules.limits import ICON_MAX_BYTES, SYMLINK_HOPS_MAX, TEXT_FINDINGS_MAX
+from marketplace.rules.secrets import SecretHit
 from marketplace.rules.text import display, forbidden_chars, walk_strings
 from marketplace.rules.traits import FileTraits
 from marketplace.rules.vocabulary import UI_PERMISSION
@@ -43,6 +44,7 @@ class Listing:
     files: Mapping[str, int]
     symlinks: Mapping[str, str] = field(default_factory=dict)
     traits: Mapping[str, FileTraits] = field(default_factory=dict)
+    secrets: Sequence[SecretHit] = ()  # found in its files (`rules.secrets`), masked
 
 
 def content_findings(manifest: Mapping[str, Any], package: PackageFiles | None) -> list[Finding]:

@@ -9,12 +9,13 @@ service (from the upload stream) and the publishing tool (from a folder) judge a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 from marketplace.rules.content import PackageFiles
 from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding
 from marketplace.rules.limits import KIB, LARGE_FILE_BYTES, MIB
+from marketplace.rules.secrets import SecretHit
 from marketplace.rules.traits import FileTraits, ScriptStats
 
 # Names of native code whatever its bytes say (a library named libfoo.so.1 too).
@@ -37,6 +38,9 @@ class PackageTraits(PackageFiles, Protocol):
 
     @property
     def traits(self) -> Mapping[str, FileTraits]: ...
+
+    @property
+    def secrets(self) -> Sequence[SecretHit]: ...
 
 
 _PLAIN = FileTraits()

@@ -60,6 +60,9 @@ class Code(enum.StrEnum):
     FILE_LARGE = "file-large"
     SCRIPT_MINIFIED = "script-minified"
     SCRIPT_OBFUSCATED = "script-obfuscated"
+    # secrets in the manifest or the package's files (rules.secrets); errors
+    SECRET = "secret-found"  # noqa: S105 - a code, not a password
+    MARKETPLACE_TOKEN = "marketplace-token"  # noqa: S105 - a code, not a password
     # for the reviewer: against the last approved version (rules.changes)
     PERMISSIONS_REQUESTED = "permissions-requested"
     PERMISSION_ADDED = "permission-added"

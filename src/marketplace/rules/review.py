@@ -17,6 +17,7 @@ from marketplace.rules.content import content_findings, text_findings
 from marketplace.rules.files import PackageTraits, file_findings
 from marketplace.rules.findings import SEVERITIES, Code, Finding
 from marketplace.rules.limits import FINDING_MESSAGE_MAX, FINDING_PATH_MAX, FINDINGS_MAX
+from marketplace.rules.secrets import scan_document, secret_findings
 
 SCENARIO_PACKAGE_MANIFEST = "package"
 """Where a scenario package's manifest.json sits in the document its findings name
@@ -34,10 +35,21 @@ def plugin_version_findings(
     return finalize(
         [
             *content_findings(manifest, package),
+            *package_secret_findings(manifest, package),
             *file_findings(package),
             *change_findings(manifest, base),
         ]
     )
+
+
+def package_secret_findings(
+    document: Mapping[str, Any], package: PackageTraits | None
+) -> list[Finding]:
+    """Secrets in the package's files (its manifest.json included, scanned as text), or
+    without a package in the document's strings (an inline or config-only manifest)."""
+    if package is not None:
+        return secret_findings(package.secrets)
+    return secret_findings(scan_document(document).hits)
 
 
 def scenario_document(
@@ -65,6 +77,8 @@ def scenario_version_findings(
     return finalize(
         [
             *text_findings(scenario_document(metadata, package_manifest), package),
+            *secret_findings(scan_document(metadata).hits),
+            *(secret_findings(package.secrets) if package is not None else []),
             *file_findings(package),
             *change_findings(metadata, base),
         ]

@@ -36,3 +36,5 @@ ICON_MEDIA_TYPES: Final = {
 PLUGIN_KEY_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]*")
 # A pluginKey shaped like a UUID would be ambiguous in paths that accept an id or a key.
 UUID_PATTERN: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# Publishing tokens start with this (so a scan can tell them from every other secret).
+PAT_PREFIX: Final = "mkt_pat_"

@@ -35,8 +35,10 @@ from marketplace.publishing import queries
 from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.lookup import check_owner, find_item
+from marketplace.publishing.secrets import refuse_live_tokens
 from marketplace.rules.findings import Finding
 from marketplace.rules.review import scenario_version_findings
+from marketplace.rules.secrets import scan_document
 from marketplace.scenarios.kind import SCENARIOS, sync_status
 from marketplace.scenarios.schemas import ScenarioPublishIn, ScenarioUpdateIn
 
@@ -112,6 +114,8 @@ async def publish(
     session: AsyncSession, owner: User, body: ScenarioPublishIn, existing: Scenario | None
 ) -> Scenario:
     """A new id creates the scenario; an id the caller owns gets a new pending version."""
+    # Before any other check: a leaked token is revoked whatever else is wrong.
+    await refuse_live_tokens(session, SCENARIOS, scan_document(body.model_dump()).tokens)
     await check_category(session, body.category)
     if existing is not None:
         await _add_version(session, existing, body)

@@ -21,6 +21,7 @@ from marketplace.publishing.uploads import (
     RowWriter,
     package_of,
     receive_package,
+    refuse_leaked_tokens,
     store_package,
 )
 from marketplace.scenarios import service
@@ -40,6 +41,7 @@ async def upload_package(
         request, SCENARIOS, settings, text_fields=("version",)
     ) as upload:
         package = package_of(SCENARIOS, upload)
+        await refuse_leaked_tokens(sessions, SCENARIOS, package)
         check = functools.partial(_check, package)
         return await store_package(sessions, store, SCENARIOS, scenario_id, package, check)
 
