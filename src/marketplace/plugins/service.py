@@ -49,6 +49,7 @@ from marketplace.publishing import queries, review
 from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
 from marketplace.rules.review import plugin_version_findings
+from marketplace.trust.keyring import Keyring
 
 # ---------- categories ----------
 
@@ -265,6 +266,7 @@ async def add_version(
     size: int | None = None,
     blob_key: str | None = None,
     released_by_admin: User | None = None,
+    keyring: Keyring | None = None,
 ) -> PluginVersion:
     """Insert a pending version with its findings; reject it at once on an error finding,
     or release it for an admin (warnings and infos are for a reviewer, they do not stop it)."""
@@ -298,6 +300,7 @@ async def add_version(
             approved=True,
             reviewer_id=released_by_admin.id,
             note=None,
+            keyring=keyring,
         )
     return row
 
@@ -310,6 +313,7 @@ async def create_version_from_manifest(
     changelog: str | None,
     manifest: dict[str, Any],
     released_by_admin: User | None,
+    keyring: Keyring | None,
 ) -> PluginVersion:
     """ConfigOnly or inline-code versions (no package)."""
     await check_manifest(session, plugin, manifest, version)
@@ -322,6 +326,7 @@ async def create_version_from_manifest(
         manifest=manifest,
         distribution=distribution,
         released_by_admin=released_by_admin,
+        keyring=keyring,
     )
 
 
