@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import Depends, Request
-from sqlalchemy import select, update
+from sqlalchemy import String, cast, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import ReviewStatus
@@ -116,16 +116,16 @@ async def release_for_download(
         return None
     approved_at = version.approved_at or approval_time()
     record = await signed(releases.keyring, release_record(kind, item, version, approved_at))
-    model = kind.version_model
+    column = kind.version_column("release")
+    # SQL NULL (migration 0007) or a JSON null: both mean "not signed yet".
+    unsigned = or_(column.is_(None), cast(column, String) == "null")
     async with releases.sessions.begin() as session:
         await session.execute(
-            update(model)
+            update(kind.version_model)
             .where(kind.version_column("id") == version.id)
-            .where(kind.version_column("release").is_(None))
+            .where(unsigned)
             .values(release=record, approved_at=approved_at)
             .execution_options(synchronize_session=False)
         )
-        stored = await session.scalar(
-            select(kind.version_column("release")).where(kind.version_column("id") == version.id)
-        )
+        stored = await session.scalar(select(column).where(kind.version_column("id") == version.id))
     return SignedRecord.model_validate(stored if stored is not None else record)
