@@ -85,7 +85,10 @@ class KeyPins:
             "publicKey": public_key,
             "pinnedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
-        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        try:
+            write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        except OSError as exc:
+            raise CliError("CONFIG_UNWRITABLE", f"cannot write {self.path}: {exc}") from exc
 
 
 # --- signed records ---------------------------------------------------------------------
