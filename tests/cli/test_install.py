@@ -14,6 +14,7 @@ from marketplace.cli import install as install_module
 
 from .fake_api import FakeApi, error
 from .helpers import Invoke, base_manifest, file_mode, stdout_json
+from .signing import KEYS, FakeSigner, manifest_digest, release_fields
 
 DOWNLOAD = "/api/v1/plugins/download/demo-plugin/latest"
 REPORT = "/api/v1/plugins/install/demo-plugin"
@@ -48,24 +49,45 @@ def package(manifest: dict[str, Any] | None = None, prefix: str = "") -> bytes:
     )
 
 
-def serve_tarball(fake: FakeApi, content: bytes, sha256: str | None = None) -> None:
+SIGNER = FakeSigner()
+
+
+def serve_tarball(
+    fake: FakeApi, content: bytes, sha256: str | None = None, version: str = "1.0.0"
+) -> None:
+    """The package with download info and a release record signed for it (when `sha256` is
+    given, the service announces and signs that checksum instead of the real one)."""
     digest = sha256 or hashlib.sha256(content).hexdigest()
+    release = release_fields(
+        version=version, distribution="tarball", sha256=digest, size=len(content)
+    )
     info = {
         "distribution": "tarball",
         "url": BLOB_URL,
         "sha256": digest,
         "size": len(content),
         "expiresAt": "2026-11-22T08:15:00Z",
+        "release": SIGNER.sign(release),
     }
+    SIGNER.serve_keys(fake)
     fake.ok("GET", DOWNLOAD, info)
     fake.on("GET", BLOB_PATH, httpx.Response(200, content=content))
     fake.ok("POST", REPORT, {"pluginId": "p-1", "version": "1.0.0"}, status=201)
 
 
 def serve_manifest(fake: FakeApi, distribution: str, manifest: dict[str, Any]) -> None:
-    info: dict[str, Any] = {"distribution": distribution, "manifest": manifest}
+    sha256, size = manifest_digest(manifest)
+    fields = release_fields(
+        version=manifest["version"], distribution=distribution, sha256=sha256, size=size
+    )
+    info: dict[str, Any] = {
+        "distribution": distribution,
+        "manifest": manifest,
+        "release": SIGNER.sign(fields),
+    }
     if distribution == "config_only":
         info["configOnly"] = True
+    SIGNER.serve_keys(fake)
     fake.ok("GET", DOWNLOAD, info)
     fake.ok("POST", REPORT, {"pluginId": "p-1", "version": manifest["version"]}, status=201)
 
@@ -83,8 +105,13 @@ def test_tarball_is_downloaded_verified_unpacked_registered_and_reported(
     root = tmp_path / "plugins"
     result = invoke(["install", "demo-plugin", "--dir", str(root)])
     assert result.exit_code == 0, result.output
-    assert fake.calls() == [("GET", DOWNLOAD), ("GET", BLOB_PATH), ("POST", REPORT)]
-    blob_request = fake.requests[1]
+    assert fake.calls() == [
+        ("GET", DOWNLOAD),
+        ("GET", KEYS),
+        ("GET", BLOB_PATH),
+        ("POST", REPORT),
+    ]
+    blob_request = fake.requests[2]
     assert blob_request.headers["host"] == "storage.test"
     assert blob_request.params == {"signature": "xyz"}
     assert "authorization" not in blob_request.headers
@@ -113,7 +140,7 @@ def test_checksum_mismatch_refuses_and_deletes(
     serve_tarball(fake, package(), sha256="0" * 64)
     root = tmp_path / "plugins"
     result = invoke(["install", "demo-plugin", "--dir", str(root)])
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert "CHECKSUM_MISMATCH" in result.stderr
     assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
@@ -135,7 +162,7 @@ def test_config_only_writes_the_manifest(tmp_path: Path, fake: FakeApi, invoke: 
         "type": "sse",
         "url": "https://m.test/sse",
     }
-    assert fake.calls() == [("GET", DOWNLOAD), ("POST", REPORT)]
+    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), ("POST", REPORT)]
 
 
 @pytest.mark.parametrize(
@@ -212,7 +239,7 @@ def test_missing_required_config_without_a_terminal_names_it_and_installs_nothin
     assert "CONFIG_MISSING: missing required configuration: API_KEY, TENANT" in result.stderr
     assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
-    assert fake.calls() == [("GET", DOWNLOAD)]
+    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS)]
 
 
 def test_required_config_is_asked_on_a_terminal_without_echoing_secrets(
@@ -290,7 +317,7 @@ def test_package_for_another_plugin_is_refused(
 def test_explicit_version_is_requested_and_checked(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
-    serve_tarball(fake, package())
+    serve_tarball(fake, package(), version="2.0.0")
     fake.routes[("GET", "/api/v1/plugins/download/demo-plugin/2.0.0")] = fake.routes.pop(
         ("GET", DOWNLOAD)
     )

@@ -11,18 +11,26 @@ import pytest
 from tests.commerce.helpers import FakeBlobStore
 from tests.factories import Factory
 from tests.helpers import err, ok
+from tests.trust.releases import open_release
 
 API = "/api/v1/plugins/download"
 
 
 async def test_download_tarball_gives_presigned_url_sha256_and_size(
-    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore, settings
+    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore, settings, app
 ) -> None:
     user = await factory.user()
     plugin = await factory.plugin(plugin_key="weather")
     version = await factory.version(plugin, "1.2.0")
     data = ok(await client.get(f"{API}/{plugin.id}/1.2.0", headers=user.headers))
-    assert set(data) == {"distribution", "url", "sha256", "size", "expiresAt"}
+    assert set(data) == {"distribution", "url", "sha256", "size", "expiresAt", "release"}
+    release = open_release(app, data["release"])
+    assert release["kind"] == "plugin" and release["key"] == "weather"
+    assert (release["version"], release["sha256"], release["size"]) == (
+        "1.2.0",
+        version.sha256,
+        4096,
+    )
     assert data["distribution"] == "tarball"
     assert data["url"].startswith(f"https://blobs.test/{version.blob_key}")
     assert (data["sha256"], data["size"]) == (version.sha256, 4096)
@@ -35,24 +43,28 @@ async def test_download_tarball_gives_presigned_url_sha256_and_size(
 
 
 async def test_download_config_only_gives_the_manifest(
-    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore
+    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore, app
 ) -> None:
     user = await factory.user()
     plugin = await factory.plugin()
     version = await factory.version(plugin, distribution="config_only")
     data = ok(await client.get(f"{API}/{plugin.id}/1.0.0", headers=user.headers))
+    release = data.pop("release")
     assert data == {"distribution": "config_only", "configOnly": True, "manifest": version.manifest}
+    assert open_release(app, release)["distribution"] == "config_only"
     assert blob_store.calls == []
 
 
 async def test_download_inline_gives_the_manifest_with_its_code(
-    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore
+    client: httpx.AsyncClient, factory: Factory, blob_store: FakeBlobStore, app
 ) -> None:
     user = await factory.user()
     plugin = await factory.plugin()
     version = await factory.version(plugin, distribution="inline")
     data = ok(await client.get(f"{API}/{plugin.id}/1.0.0", headers=user.headers))
+    release = data.pop("release")
     assert data == {"distribution": "inline", "manifest": version.manifest}
+    assert open_release(app, release)["distribution"] == "inline"
     assert "inlineCode" in data["manifest"]
 
 

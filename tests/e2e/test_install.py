@@ -158,9 +158,9 @@ def test_install_refuses_a_download_whose_sha256_does_not_match(
 
     result = _install(market, token, "get-tampered", target)
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # a trust refusal (marketplace.cli.trust)
     assert "error: CHECKSUM_MISMATCH" in result.stderr
-    assert f"the service announced {sha256}" in result.stderr
+    assert f"its signed release says {sha256}; nothing was installed" in result.stderr
     assert not (target / "get-tampered").exists()
     assert not (target / "registry.json").exists()
     assert _installed(market, token) == {}

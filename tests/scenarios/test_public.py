@@ -140,7 +140,8 @@ async def test_logged_in_user_downloads_the_exact_bytes(
     ok(await upload(client, dev, scenario["id"], data))
     await approve(client, admin, scenario["id"])
     info = ok(await client.get(f"{PUBLIC}/{scenario['id']}/download", headers=user.headers))
-    assert set(info) == {"url", "sha256", "size", "expiresAt", "version"}
+    assert set(info) == {"url", "sha256", "size", "expiresAt", "version", "release"}
+    assert info["release"] is not None
     assert (info["sha256"], info["size"], info["version"]) == (
         hashlib.sha256(data).hexdigest(),
         len(data),

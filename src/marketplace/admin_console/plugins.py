@@ -20,6 +20,7 @@ from marketplace.plugins.kind import PLUGINS
 from marketplace.plugins.schemas import PluginReviewIn
 from marketplace.publishing import queries
 from marketplace.publishing.lookup import find_item
+from marketplace.trust.deps import KeyringDep
 
 router = console_router()
 
@@ -71,7 +72,12 @@ async def plugin_page(
 
 @router.post("/console/plugins/{plugin_id}")
 async def review_plugin(
-    request: Request, plugin_id: str, reviewer: ConsoleReviewer, form: PostedForm, db: DbSession
+    request: Request,
+    plugin_id: str,
+    reviewer: ConsoleReviewer,
+    form: PostedForm,
+    db: DbSession,
+    keyring: KeyringDep,
 ) -> Response:
     """The API's plugin review (plugins.review), with its audit records."""
     release = form.checked("approve_pending_version")
@@ -91,6 +97,7 @@ async def review_plugin(
                 reviewer_id=reviewer.user.id,
                 note=decision.note,
                 approve_pending_version=release,
+                keyring=keyring,
             )
         else:
             await plugin_review.reject_plugin(

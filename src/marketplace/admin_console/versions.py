@@ -25,6 +25,7 @@ from marketplace.publishing.lookup import find_item, find_version, locked_versio
 from marketplace.publishing.schemas import VersionReviewIn
 from marketplace.storage.base import BlobStore
 from marketplace.storage.deps import BlobStoreDep
+from marketplace.trust.deps import KeyringDep
 
 router = console_router()
 
@@ -102,6 +103,7 @@ async def review_version(
     form: PostedForm,
     db: DbSession,
     store: BlobStoreDep,
+    keyring: KeyringDep,
 ) -> Response:
     """The API's version review (publishing.review.decide), with its audit record."""
     pages = console_kind(slug)
@@ -122,6 +124,7 @@ async def review_version(
             approved=decision.approved,
             reviewer_id=reviewer.user.id,
             note=decision.note,
+            keyring=keyring,
         )
     except AppError as error:
         # Nothing of the refused move is kept; the page shows why, as it is now.

@@ -8,6 +8,8 @@ from typing import Any
 class CliError(Exception):
     """A failure shown to the user as `CODE: message` and a non-zero exit."""
 
+    exit_code = 1  # a kind of failure scripts must tell apart overrides it
+
     def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code

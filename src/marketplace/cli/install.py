@@ -1,7 +1,10 @@
 """`marketplace install PLUGIN_KEY`: the seed's client install flow (4.4) as a reference client.
 
-Download information → (tarball: download, verify SHA256, unpack safely | config only:
-write the manifest | inline: restore the code files) → read manifest.json → ask for
+Download information → verify its signed release record (signature by a key the service
+lists, fields equal to the download info; `cli/trust.py`) → (tarball: download outside the
+install folder, check size and SHA256 against the signed record, unpack safely | config only:
+write the manifest | inline: restore the code files; both after checking the manifest's
+canonical JSON against the record) → read manifest.json → ask for
 required configuration → move into `<dir>/<pluginKey>/<version>` → register in
 `<dir>/registry.json` → report the install → connect when the manifest says autoConnect.
 Everything is prepared in a staging folder that is removed whatever happens, so a failure
@@ -10,6 +13,7 @@ Everything is prepared in a staging folder that is removed whatever happens, so 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tarfile
@@ -38,13 +42,20 @@ from marketplace.cli.mcp_client import McpError, McpServerInfo, probe_stdio
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
 from marketplace.cli.registry import register_plugin, registry_path, server_entry
+from marketplace.cli.trust import (
+    TrustError,
+    check_bytes,
+    check_release,
+    release_payload,
+    verify_signed_record,
+)
 from marketplace.rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES, GIB
 from marketplace.rules.manifest import UnreadableManifest, load_manifest
 from marketplace.rules.vocabulary import MANIFEST_NAME
+from marketplace.trust.canonical import canonical_json
 
 MAX_MEMBERS = ARCHIVE_MAX_MEMBERS
 MAX_UNPACKED_BYTES = ARCHIVE_MAX_UNPACKED_BYTES
-MAX_DOWNLOAD_BYTES = GIB  # when the service does not announce a size
 DEFAULT_MAIN = "index.js"
 DEFAULT_UI_ENTRY = "ui.js"
 MASK = "********"
@@ -186,27 +197,80 @@ def content_root(folder: Path) -> Path:
     raise CliError("PACKAGE_INVALID", "the package has no manifest.json")
 
 
-def download_tarball(
-    api: ApiClient, info: Mapping[str, Any], staging: Path, out: Output, label: str
+def download_package(
+    api: ApiClient, url: str, release: Mapping[str, Any], scratch: Path, out: Output, what: str
 ) -> Path:
-    """Download to the staging folder, verify the SHA256, unpack; return the content root."""
-    url = expect_str(info, "url", "download information")
-    expected = expect_str(info, "sha256", "download information").lower()
-    size = info.get("size")
-    limit = size if isinstance(size, int) and size >= 0 else MAX_DOWNLOAD_BYTES
-    archive = staging / "package.tar.gz"
-    with archive.open("wb") as sink, out.progress(f"Downloading {label}", limit) as progress:
-        actual, _received = api.download(url, sink, max_bytes=limit, on_progress=progress)
-    if actual != expected:
-        archive.unlink()
-        raise CliError(
-            "CHECKSUM_MISMATCH",
-            f"SHA256 of the download is {actual}, the service announced {expected}; "
-            "the download was deleted",
-        )
-    content = unpack_safely(archive, staging / "content")
-    archive.unlink()
-    return content
+    """Download into `scratch` (outside the install folder) and check the bytes against the
+    signed release: size first (never more than it says), then SHA256."""
+    expected_size = release["size"]
+    if not isinstance(expected_size, int) or isinstance(expected_size, bool) or expected_size < 0:
+        raise TrustError("RECORD_INVALID", f"the signed release of {what} has no package size")
+    archive = scratch / "package.tar.gz"
+    with archive.open("wb") as sink, out.progress(f"Downloading {what}", expected_size) as bar:
+        try:
+            actual, received = api.download(url, sink, max_bytes=expected_size, on_progress=bar)
+        except CliError as exc:
+            if exc.code != "DOWNLOAD_TOO_LARGE":
+                raise
+            raise TrustError(
+                "SIZE_MISMATCH",
+                f"the download of {what} is larger than the {expected_size} bytes its signed "
+                "release says",
+            ) from None
+    check_bytes(release, actual, received, f"the download of {what}")
+    return archive
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A download proven to be what the service signed, not yet in the install folder."""
+
+    distribution: str
+    version: str
+    archive: Path | None  # tarball: the checked package, in a scratch folder
+    manifest: dict[str, Any] | None  # config_only and inline: the checked manifest
+
+
+def _distribution(info: Mapping[str, Any]) -> str:
+    distribution = info.get("distribution")
+    if distribution is None:
+        distribution = "config_only" if info.get("configOnly") else "tarball"
+    if distribution not in ("tarball", "config_only", "inline"):
+        raise CliError("BAD_RESPONSE", f"unknown distribution {distribution!r}")
+    return str(distribution)
+
+
+def verify_download(
+    api: ApiClient,
+    info: Mapping[str, Any],
+    plugin_key: str,
+    requested: str | None,
+    scratch: Path,
+    out: Output,
+) -> Verified:
+    """Everything CONTRACT 11 lets a client prove, before anything is written where plugins
+    live: the release record is signed by a key the service lists (and pinned keys still
+    hold), it names this plugin, version and distribution and the download info's checksum,
+    and the bytes received (or the served manifest's canonical JSON) are the signed ones."""
+    what = f"{plugin_key} {requested or 'latest'}"
+    distribution = _distribution(info)
+    release = release_payload(verify_signed_record(api, info.get("release"), what=what), what)
+    expected: dict[str, Any] = {"kind": "plugin", "key": plugin_key, "distribution": distribution}
+    if requested is not None:
+        expected["version"] = requested
+    if distribution == "tarball":
+        expected["sha256"] = expect_str(info, "sha256", "download information").lower()
+        expected["size"] = info.get("size")
+        check_release(release, expected, what)
+        url = expect_str(info, "url", "download information")
+        archive = download_package(api, url, release, scratch, out, what)
+        return Verified(distribution, str(release["version"]), archive, None)
+    manifest = expect_object(info.get("manifest"), "download information manifest")
+    expected["version"] = manifest.get("version")
+    check_release(release, expected, what)
+    data = canonical_json(manifest)
+    check_bytes(release, hashlib.sha256(data).hexdigest(), len(data), f"the manifest of {what}")
+    return Verified(distribution, str(release["version"]), None, manifest)
 
 
 def _write_text(folder: Path, name: str, text: str) -> None:
@@ -239,25 +303,18 @@ def restore_inline(folder: Path, manifest: Mapping[str, Any]) -> None:
     )
 
 
-def materialise(
-    api: ApiClient, info: Mapping[str, Any], staging: Path, out: Output, label: str
-) -> tuple[str, Path]:
-    """Put the plugin's files in the staging folder; return (distribution, content root)."""
-    distribution = info.get("distribution")
-    if distribution is None:
-        distribution = "config_only" if info.get("configOnly") else "tarball"
-    if distribution == "tarball":
-        return "tarball", download_tarball(api, info, staging, out, label)
-    manifest = expect_object(info.get("manifest"), "download information manifest")
+def materialise(verified: Verified, staging: Path) -> Path:
+    """Put the verified plugin's files in the staging folder; return its content root."""
     content = staging / "content"
+    if verified.archive is not None:
+        return unpack_safely(verified.archive, content)
+    manifest = verified.manifest or {}
     content.mkdir()
-    if distribution == "config_only":
+    if verified.distribution == "config_only":
         write_manifest(content, manifest)
-    elif distribution == "inline":
-        restore_inline(content, manifest)
     else:
-        raise CliError("BAD_RESPONSE", f"unknown distribution {distribution!r}")
-    return str(distribution), content
+        restore_inline(content, manifest)
+    return content
 
 
 def read_installed_manifest(
@@ -394,27 +451,36 @@ def _check_request(request: InstallRequest) -> None:
 
 
 def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest) -> Unpacked:
-    """Fetch and prepare in a staging folder; move into place only when all went well."""
+    """Verify outside the install folder; then prepare in a staging folder and move into
+    place only when all went well."""
     key = request.plugin_key
     info = expect_object(
         api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
         "download information",
     )
-    plugin_root = request.root / key
-    plugin_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
-    try:
-        distribution, content = materialise(api, info, staging, out, key)
-        manifest = read_installed_manifest(content, key, request.version)
-        items = config_items(manifest)
-        config = resolve_config(items, request.given, interactive=runtime.is_interactive())
-        target = plugin_root / str(manifest["version"])
-        move_into_place(content, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not any(plugin_root.iterdir()):
-            plugin_root.rmdir()
-    return Unpacked(distribution, manifest, items, config, target)
+    with tempfile.TemporaryDirectory(prefix="marketplace-download-") as scratch:
+        try:
+            verified = verify_download(api, info, key, request.version, Path(scratch), out)
+        except TrustError as exc:
+            raise TrustError(
+                exc.code, f"{exc.message}; nothing was installed", details=exc.details
+            ) from None
+        plugin_root = request.root / key
+        plugin_root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
+        try:
+            content = materialise(verified, staging)
+            # The signed version, when `latest` was asked for: the package must agree.
+            manifest = read_installed_manifest(content, key, verified.version)
+            items = config_items(manifest)
+            config = resolve_config(items, request.given, interactive=runtime.is_interactive())
+            target = plugin_root / str(manifest["version"])
+            move_into_place(content, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not any(plugin_root.iterdir()):
+                plugin_root.rmdir()
+    return Unpacked(verified.distribution, manifest, items, config, target)
 
 
 def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from marketplace.cli import batch, install, login, publish, review, server, validate
+from marketplace.cli import batch, install, keys, login, publish, review, server, validate
 
 app = typer.Typer(
     name="marketplace",
@@ -33,6 +33,7 @@ batch.register(app)
 install.register(app)
 review.register(app)
 server.register(app)
+keys.register(app)
 
 if __name__ == "__main__":  # `python -m marketplace.cli.main`, e.g. from end-to-end tests
     app()

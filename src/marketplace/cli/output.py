@@ -67,7 +67,7 @@ class Output:
 
     def fail(self, error: CliError) -> NoReturn:
         self.error(error)
-        raise typer.Exit(1)
+        raise typer.Exit(error.exit_code)
 
     @contextmanager
     def progress(self, description: str, total: int | None) -> Iterator[ProgressCallback]:

@@ -28,6 +28,8 @@ from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import Plugin, Purchase
 from marketplace.plugins.downloads import DownloadOut, download_info
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.releases import ReleasesDep, release_for_download
 
 router = api_router(prefix="/api/v1/plugins", tags=["marketplace: user"])
 
@@ -63,18 +65,21 @@ async def download(
     request: Request,
     response: Response,
     session: DbSession,
+    releases: ReleasesDep,
 ) -> Envelope[DownloadOut]:
     """Download information for an approved version (`latest`: the current one).
 
     Tarball: a presigned URL valid until expiresAt, with the SHA256 and size to verify.
     Config only: configOnly true and the manifest. Inline code: the manifest.
+    Every answer carries `release`, the version's signed release record (CONTRACT 11).
     A paid plugin needs an active purchase (its owner and administrators excepted).
     """
     chosen = await service.downloadable_version(session, plugin, version)
     await purchases.require_active_purchase(session, plugin, user)
     state = request.app.state
+    release = await release_for_download(releases, PLUGINS, plugin, chosen)
     info = await download_info(
-        state.blob_store, state.settings.download_url_seconds, plugin, chosen
+        state.blob_store, state.settings.download_url_seconds, plugin, chosen, release
     )
     response.headers["Cache-Control"] = NO_STORE
     return Envelope(data=info)

@@ -40,6 +40,7 @@ from marketplace.publishing import queries
 from marketplace.publishing.blobs import forget_blobs
 from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
 from marketplace.storage.deps import BlobStoreDep
+from marketplace.trust.deps import KeyringDep
 
 router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
 
@@ -160,7 +161,11 @@ async def plugin_versions(plugin: AdminPlugin, session: DbSession) -> Envelope[V
 
 @router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
 async def create_version(
-    body: CreateVersionIn, plugin: AdminPluginForWrite, admin: Admin, session: DbSession
+    body: CreateVersionIn,
+    plugin: AdminPluginForWrite,
+    admin: Admin,
+    session: DbSession,
+    keyring: KeyringDep,
 ) -> Envelope[VersionOut]:
     """Create a ConfigOnly or inline-code version; approved and current at once."""
     version = await service.create_version_from_manifest(
@@ -170,6 +175,7 @@ async def create_version(
         changelog=body.changelog,
         manifest=body.manifest,
         released_by_admin=admin,
+        keyring=keyring,
     )
     return Envelope(data=version_out(version))
 
@@ -184,11 +190,12 @@ async def upload_version(
     settings: AppSettings,
     sessions: WriteSessions,
     store: BlobStoreDep,
+    keyring: KeyringDep,
 ) -> Envelope[VersionOut]:
     """Upload a version package (multipart: file, version, changelog); approved and current."""
     await end_checks(session)
     version = await uploads.upload_version(
-        request, settings, sessions, store, plugin.id, released_by_admin=admin
+        request, settings, sessions, store, plugin.id, released_by_admin=admin, keyring=keyring
     )
     return Envelope(data=version_out(version))
 
@@ -210,7 +217,11 @@ async def upload_icon(
 
 @router.post("/{plugin_id}/review")
 async def review_plugin(
-    body: PluginReviewIn, plugin: AdminPluginForWrite, admin: Admin, session: DbSession
+    body: PluginReviewIn,
+    plugin: AdminPluginForWrite,
+    admin: Admin,
+    session: DbSession,
+    keyring: KeyringDep,
 ) -> Envelope[PluginOut]:
     """Approve (listed; releases the newest pending version of a first publication) or reject."""
     if body.approved:
@@ -220,6 +231,7 @@ async def review_plugin(
             reviewer_id=admin.id,
             note=body.review_note,
             approve_pending_version=body.approve_pending_version,
+            keyring=keyring,
         )
     else:
         await plugin_review.reject_plugin(

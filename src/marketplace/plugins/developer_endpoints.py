@@ -94,6 +94,7 @@ async def create_version(
         changelog=body.changelog,
         manifest=body.manifest,
         released_by_admin=None,
+        keyring=None,
     )
     return Envelope(data=version_out(version))
 

@@ -12,6 +12,7 @@ from marketplace.kit.schemas import OutputModel
 from marketplace.models import Distribution, Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.downloads import PresignedUrls, package_link
+from marketplace.trust.schemas import SignedRecord
 
 
 class DownloadTarball(OutputModel):
@@ -20,17 +21,20 @@ class DownloadTarball(OutputModel):
     sha256: str | None
     size: int | None
     expires_at: datetime
+    release: SignedRecord | None
 
 
 class DownloadConfigOnly(OutputModel):
     distribution: Literal["config_only"]
     config_only: Literal[True]
     manifest: dict[str, Any]
+    release: SignedRecord | None
 
 
 class DownloadInline(OutputModel):
     distribution: Literal["inline"]
     manifest: dict[str, Any]
+    release: SignedRecord | None
 
 
 DownloadOut = Annotated[
@@ -39,8 +43,14 @@ DownloadOut = Annotated[
 
 
 async def download_info(
-    store: PresignedUrls, expires_in: int, plugin: Plugin, version: PluginVersion
+    store: PresignedUrls,
+    expires_in: int,
+    plugin: Plugin,
+    version: PluginVersion,
+    release: SignedRecord | None,
 ) -> DownloadOut:
+    """`release` is the version's signed release record (null only for a version an
+    administrator downloads before approving it)."""
     if version.distribution == Distribution.TARBALL:
         link = await package_link(store, expires_in, PLUGINS, plugin, version)
         return DownloadTarball(
@@ -49,9 +59,13 @@ async def download_info(
             sha256=link.sha256,
             size=link.size,
             expires_at=link.expires_at,
+            release=release,
         )
     if version.distribution == Distribution.CONFIG_ONLY:
         return DownloadConfigOnly(
-            distribution="config_only", config_only=True, manifest=version.manifest
+            distribution="config_only",
+            config_only=True,
+            manifest=version.manifest,
+            release=release,
         )
-    return DownloadInline(distribution="inline", manifest=version.manifest)
+    return DownloadInline(distribution="inline", manifest=version.manifest, release=release)

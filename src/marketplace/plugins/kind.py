@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from marketplace.config import Settings
@@ -15,8 +16,15 @@ from marketplace.errors import (
     VersionNotFound,
 )
 from marketplace.kit.sql import is_row_id
-from marketplace.models import Plugin, PluginVersion
-from marketplace.publishing.kinds import ItemKind, ReviewSubject, string_items
+from marketplace.models import Distribution, Plugin, PluginVersion
+from marketplace.publishing.kinds import (
+    ItemKind,
+    ReviewSubject,
+    ServedContent,
+    package_content,
+    string_items,
+)
+from marketplace.trust.canonical import canonical_json
 
 FILE_REQUIRED = "Plugin package file is required"
 
@@ -39,6 +47,15 @@ def review_subject(version: PluginVersion, _package_manifest: Any) -> ReviewSubj
     the only one a config_only or inline version has."""
     manifest = dict(version.manifest)
     return ReviewSubject(manifest, string_items(manifest.get("permissions")))
+
+
+def served_content(version: PluginVersion) -> ServedContent:
+    """A tarball's package; config_only and inline versions serve their stored manifest
+    (`plugins.downloads`), so the record names the canonical JSON of that manifest."""
+    if version.distribution == Distribution.TARBALL:
+        return package_content(version)
+    data = canonical_json(version.manifest)
+    return ServedContent(version.distribution, hashlib.sha256(data).hexdigest(), len(data))
 
 
 PLUGINS = ItemKind(
@@ -65,4 +82,5 @@ PLUGINS = ItemKind(
     version_search=lambda: (PluginVersion.version, Plugin.plugin_key, Plugin.name, Plugin.name_zh),
     after_take_down=_stop_distribution,
     review_subject=review_subject,
+    served_content=served_content,
 )

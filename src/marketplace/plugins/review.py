@@ -11,6 +11,7 @@ from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing import review
 from marketplace.publishing.audit import Trigger, record_review
 from marketplace.publishing.queries import versions_of
+from marketplace.trust.keyring import Keyring
 
 
 async def _decide_plugin(
@@ -40,6 +41,7 @@ async def approve_plugin(
     reviewer_id: str,
     note: str | None,
     approve_pending_version: bool | None,
+    keyring: Keyring,
 ) -> None:
     """Listed; a first publication also releases its newest pending version (`linkage`)."""
     await _decide_plugin(session, plugin, approved=True, reviewer_id=reviewer_id, note=note)
@@ -59,6 +61,7 @@ async def approve_plugin(
             approved=True,
             reviewer_id=reviewer_id,
             note=note,
+            keyring=keyring,
             trigger=Trigger.LINKAGE,
         )
 

@@ -51,6 +51,7 @@ from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.secrets import refuse_live_tokens
 from marketplace.rules.review import plugin_version_findings
 from marketplace.rules.secrets import scan_document
+from marketplace.trust.keyring import Keyring
 
 # ---------- categories ----------
 
@@ -267,6 +268,7 @@ async def add_version(
     size: int | None = None,
     blob_key: str | None = None,
     released_by_admin: User | None = None,
+    keyring: Keyring | None = None,
 ) -> PluginVersion:
     """Insert a pending version with its findings; reject it at once on an error finding,
     or release it for an admin (warnings and infos are for a reviewer, they do not stop it)."""
@@ -300,6 +302,7 @@ async def add_version(
             approved=True,
             reviewer_id=released_by_admin.id,
             note=None,
+            keyring=keyring,
         )
     return row
 
@@ -312,6 +315,7 @@ async def create_version_from_manifest(
     changelog: str | None,
     manifest: dict[str, Any],
     released_by_admin: User | None,
+    keyring: Keyring | None,
 ) -> PluginVersion:
     """ConfigOnly or inline-code versions (no package)."""
     # Before any other check: a leaked token is revoked whatever else is wrong.
@@ -326,6 +330,7 @@ async def create_version_from_manifest(
         manifest=manifest,
         distribution=distribution,
         released_by_admin=released_by_admin,
+        keyring=keyring,
     )
 
 

@@ -32,6 +32,7 @@ from marketplace.publishing.uploads import (
     upload_dir,
 )
 from marketplace.storage.base import BlobStore
+from marketplace.trust.keyring import Keyring
 
 _CHANGELOG: TypeAdapter[str] = TypeAdapter(Changelog)
 NO_MAIN = (
@@ -67,6 +68,7 @@ class NewPluginVersion:
     version: str
     changelog: str | None
     released_by_admin: User | None
+    keyring: Keyring | None  # signs the release of a version an admin approves at once
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -95,6 +97,7 @@ class NewPluginVersion:
             size=self.package.size,
             blob_key=key,
             released_by_admin=self.released_by_admin,
+            keyring=self.keyring,
         )
 
 
@@ -106,6 +109,7 @@ async def upload_version(
     plugin_id: str,
     *,
     released_by_admin: User | None,
+    keyring: Keyring | None = None,
 ) -> PluginVersion:
     """Receive a package and make it a new (pending, or for an admin released) version."""
     async with await receive_package(
@@ -118,6 +122,7 @@ async def upload_version(
             _required_version(upload.fields),
             _changelog(upload.fields),
             released_by_admin,
+            keyring,
         )
         return await store_package(sessions, store, PLUGINS, plugin_id, package, plan.check)
 

@@ -26,6 +26,7 @@ from marketplace.publishing.diff import compare_versions, diff_base
 from marketplace.publishing.downloads import PresignedUrls
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
+from marketplace.publishing.releases import ReleasesDep, release_for_download
 from marketplace.publishing.schemas import (
     AuditDetail,
     AuditLogList,
@@ -35,6 +36,8 @@ from marketplace.publishing.schemas import (
     VersionReviewIn,
 )
 from marketplace.storage.deps import BlobStoreDep
+from marketplace.trust.deps import KeyringDep
+from marketplace.trust.schemas import SignedRecord
 
 log = structlog.get_logger("marketplace.publishing")
 
@@ -52,7 +55,7 @@ class QueueViews(Generic[ItemT, VersionT]):
     download_model: Any
     version_out: Callable[[VersionT], Any]
     queue_item_out: Callable[[VersionT, ItemT, dict[str, str]], Any]
-    download: Callable[[PresignedUrls, int, ItemT, VersionT], Awaitable[Any]]
+    download: Callable[[PresignedUrls, int, ItemT, VersionT, SignedRecord | None], Awaitable[Any]]
 
 
 def add_version_queue(
@@ -98,7 +101,11 @@ def add_version_queue(
         "audit record in the same transaction.",
     )
     async def review_version(
-        version_id: str, body: VersionReviewIn, admin: Admin, session: DbSession
+        version_id: str,
+        body: VersionReviewIn,
+        admin: Admin,
+        session: DbSession,
+        keyring: KeyringDep,
     ) -> Any:
         item, version = await locked_version_with_item(session, kind, version_id)
         await review.decide(
@@ -109,6 +116,7 @@ def add_version_queue(
             approved=body.approved,
             reviewer_id=admin.id,
             note=body.review_note,
+            keyring=keyring,
         )
         return Envelope(data=views.version_out(version))
 
@@ -116,7 +124,8 @@ def add_version_queue(
         "/versions/{version_id}/download",
         response_model=Envelope[views.download_model],  # type: ignore[name-defined]
         description=f"Download information for any of the {words}, pending ones included "
-        "(reviewers read them).",
+        "(reviewers read them); `release` is the signed release record, null for a version "
+        "never approved.",
     )
     async def download_version(
         version_id: str,
@@ -124,10 +133,12 @@ def add_version_queue(
         session: DbSession,
         store: BlobStoreDep,
         settings: AppSettings,
+        releases: ReleasesDep,
     ) -> Any:
         version = await find_version(session, kind, version_id)
         item = await find_item(session, kind, getattr(version, kind.parent.key))
-        info = await views.download(store, settings.download_url_seconds, item, version)
+        release = await release_for_download(releases, kind, item, version)
+        info = await views.download(store, settings.download_url_seconds, item, version, release)
         return Envelope(data=info)
 
     @router.get(

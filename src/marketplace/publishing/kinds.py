@@ -35,6 +35,8 @@ class ReviewedVersion(Protocol):
     sha256: str | None
     size: int | None
     created_at: datetime
+    approved_at: datetime | None
+    release: dict[str, str] | None
 
 
 ItemT = TypeVar("ItemT", bound=ReviewedItem)
@@ -43,6 +45,20 @@ VersionT = TypeVar("VersionT", bound=ReviewedVersion)
 
 def _nothing(*_args: Any) -> None:
     return None
+
+
+@dataclass(frozen=True)
+class ServedContent:
+    """What a download serves, as its signed release record names it (CONTRACT 11)."""
+
+    distribution: str
+    sha256: str | None
+    size: int | None
+
+
+def package_content(version: Any) -> ServedContent:
+    """The default: the version's package (a scenario is always served as one)."""
+    return ServedContent("tarball", version.sha256, version.size)
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,8 @@ class ItemKind(Generic[ItemT, VersionT]):
     review_subject: Callable[[VersionT, dict[str, Any] | None], ReviewSubject] = field(
         default=package_subject
     )
+    # What a download of the version serves, for its signed release record.
+    served_content: Callable[[VersionT], ServedContent] = field(default=package_content)
 
     @property
     def version_resource(self) -> str:

@@ -19,7 +19,9 @@ from marketplace.errors import InvalidState
 from marketplace.models import ReviewStatus
 from marketplace.publishing.audit import SYSTEM_REVIEWER, Trigger, record_review
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.releases import sign_release
 from marketplace.publishing.schemas import NOTE_MAX_CHARS
+from marketplace.trust.keyring import Keyring
 
 AUTO_NOTE_LINE_MAX_CHARS = 300
 _MORE_LINE_RESERVE = 80  # room for the "... and N more" line
@@ -89,12 +91,14 @@ async def decide(
     approved: bool,
     reviewer_id: str | None,
     note: str | None,
+    keyring: Keyring | None,
     trigger: Trigger = Trigger.ADMIN,
 ) -> None:
     """Approve (the version becomes current) or reject a pending version.
 
     Approving a version of a taken-down item makes it current but does not list the item
-    again (seed part 3).
+    again (seed part 3). An approval signs the version's release record with `keyring` in
+    the same transaction (CONTRACT 11); only a rejection may go without one.
     """
     _decide_pending(
         session,
@@ -107,7 +111,10 @@ async def decide(
     )
     await session.flush()
     if approved:
+        if keyring is None:  # a programming error: every approval path passes the keyring
+            raise ValueError("approving a version signs its release: a keyring is required")
         await make_current(session, kind, item, version)
+        await sign_release(session, keyring, kind, item, version)
     kind.after_version_decision(item, version)
     await session.flush()
 
@@ -149,6 +156,7 @@ async def auto_reject(
         approved=False,
         reviewer_id=None,
         note=auto_rejection_note(findings),
+        keyring=None,
         trigger=Trigger.AUTO_VALIDATION,
     )
 

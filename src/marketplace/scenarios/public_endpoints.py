@@ -16,7 +16,9 @@ from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.kit.state import AppSettings
+from marketplace.publishing.releases import ReleasesDep, release_for_download
 from marketplace.scenarios import service
+from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.routing import ScenarioRoute
 from marketplace.scenarios.schemas import (
     PublicScenarioList,
@@ -72,10 +74,12 @@ async def download(
     session: DbSession,
     store: BlobStoreDep,
     settings: AppSettings,
+    releases: ReleasesDep,
 ) -> Envelope[ScenarioDownloadOut]:
     """Presigned URL, SHA-256 and size of the current version's package (or, when it has
-    none, of the newest approved version with a package)."""
+    none, of the newest approved version with a package), with its signed release record."""
     scenario, _current, _owner, _name = await service.public_scenario(session, scenario_id)
     version = await service.downloadable_version(session, scenario.id)
-    info = await download_info(store, settings.download_url_seconds, scenario, version)
+    release = await release_for_download(releases, SCENARIOS, scenario, version)
+    info = await download_info(store, settings.download_url_seconds, scenario, version, release)
     return Envelope(data=info)

@@ -11,6 +11,7 @@ from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 from marketplace.models import ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key, parse_version
 from marketplace.publishing.schemas import FindingOut, StatusCounts
+from marketplace.trust.schemas import SignedRecord
 
 # Words the paths of the developer group use; an id spelled so would be unreachable.
 RESERVED_IDS = frozenset({"publish", "scenarios"})
@@ -214,6 +215,8 @@ class ScenarioDownloadOut(OutputModel):
     size: int
     expires_at: datetime
     version: str
+    # The signed release record (CONTRACT 11); null for a version never approved.
+    release: SignedRecord | None
 
 
 class ScenarioTakedownOut(OutputModel):

@@ -15,6 +15,7 @@ from marketplace.scenarios.schemas import (
     ScenarioOut,
     ScenarioVersionOut,
 )
+from marketplace.trust.schemas import SignedRecord
 
 
 def scenario_out(scenario: Scenario) -> ScenarioOut:
@@ -66,7 +67,11 @@ def public_out(
 
 
 async def download_info(
-    store: PresignedUrls, expires_in: int, scenario: Scenario, version: ScenarioVersion
+    store: PresignedUrls,
+    expires_in: int,
+    scenario: Scenario,
+    version: ScenarioVersion,
+    release: SignedRecord | None,
 ) -> ScenarioDownloadOut:
     """A presigned URL for the version's package, with its SHA-256, size and version."""
     link = await package_link(store, expires_in, SCENARIOS, scenario, version)
@@ -76,4 +81,5 @@ async def download_info(
         size=link.size,
         expires_at=link.expires_at,
         version=link.version,
+        release=release,
     )

@@ -1,0 +1,131 @@
+"""Signed release records (CONTRACT 11): what the service approved, signed when it approved it.
+
+The record is `{kind, key, version, distribution, sha256, size, approvedAt}` as canonical
+JSON, base64 in `payload`, with the Ed25519 signature of those bytes by the keyring's current
+key. It is signed once, in the approval's transaction, and kept: a client sees the same record
+whatever key signs today. Versions approved before release records existed are signed on
+their first download (`release_for_download`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import anyio
+from fastapi import Depends, Request
+from sqlalchemy import String, cast, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from marketplace.models import ReviewStatus
+from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.trust.canonical import b64encode, canonical_json
+from marketplace.trust.keyring import Keyring
+from marketplace.trust.schemas import SignedRecord
+
+# The record's keys, exactly (the client checks every one against the download info).
+RECORD_KEYS = ("kind", "key", "version", "distribution", "sha256", "size", "approvedAt")
+APPROVED_AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def approval_time() -> datetime:
+    """Now, to the second: the stored `approved_at` and the signed `approvedAt` agree exactly
+    whatever precision the database keeps."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def approved_at_text(moment: datetime) -> str:
+    """ISO 8601 UTC to the second with a `Z`, as the API renders its examples."""
+    return moment.astimezone(UTC).strftime(APPROVED_AT_FORMAT)
+
+
+def release_record(
+    kind: ItemKind[ItemT, VersionT], item: ItemT, version: VersionT, approved_at: datetime
+) -> dict[str, Any]:
+    served = kind.served_content(version)
+    return {
+        "kind": kind.name,
+        "key": kind.key_of(item),
+        "version": version.version,
+        "distribution": served.distribution,
+        "sha256": served.sha256,
+        "size": served.size,
+        "approvedAt": approved_at_text(approved_at),
+    }
+
+
+async def signed(keyring: Keyring, record: dict[str, Any]) -> dict[str, str]:
+    """`{keyId, payload, signature}` for `record` (a file keyring is read off the loop)."""
+    payload = canonical_json(record)
+    signature = await anyio.to_thread.run_sync(keyring.sign, payload)
+    return {
+        "keyId": signature.key_id,
+        "payload": b64encode(payload),
+        "signature": signature.signature,
+    }
+
+
+async def sign_release(
+    session: AsyncSession,
+    keyring: Keyring,
+    kind: ItemKind[ItemT, VersionT],
+    item: ItemT,
+    version: VersionT,
+) -> None:
+    """In the approval's transaction: date the approval and sign what will be served."""
+    approved_at = approval_time()
+    version.approved_at = approved_at
+    await session.flush()
+    # Sign the manifest as the database gives it back (what downloads serve), not the
+    # request's dict: JSONB may write a number differently (1e3 comes back as 1000).
+    await session.refresh(version)
+    version.release = await signed(keyring, release_record(kind, item, version, approved_at))
+    await session.flush()
+
+
+@dataclass(frozen=True)
+class Releases:
+    """What a download needs to hand out (and, for a legacy version, make) release records."""
+
+    keyring: Keyring
+    sessions: async_sessionmaker[AsyncSession]
+
+
+def app_releases(request: Request) -> Releases:
+    state = request.app.state
+    return Releases(keyring=state.keyring, sessions=state.write_sessionmaker)
+
+
+ReleasesDep = Annotated[Releases, Depends(app_releases)]
+
+
+async def release_for_download(
+    releases: Releases, kind: ItemKind[ItemT, VersionT], item: ItemT, version: VersionT
+) -> SignedRecord | None:
+    """The version's release record; None for a version never approved.
+
+    A version approved before records existed (migration 0007) is signed now and stored in
+    a short write transaction of its own (the download's own transaction only reads). The
+    UPDATE only fills an empty record, so of two first downloads at once one stores its
+    record and both serve the stored one.
+    """
+    if version.release is not None:
+        return SignedRecord.model_validate(version.release)
+    if version.review_status != ReviewStatus.APPROVED:
+        return None
+    approved_at = version.approved_at or approval_time()
+    record = await signed(releases.keyring, release_record(kind, item, version, approved_at))
+    column = kind.version_column("release")
+    # SQL NULL (migration 0007) or a JSON null: both mean "not signed yet".
+    unsigned = or_(column.is_(None), cast(column, String) == "null")
+    async with releases.sessions.begin() as session:
+        await session.execute(
+            update(kind.version_model)
+            .where(kind.version_column("id") == version.id)
+            .where(unsigned)
+            .values(release=record, approved_at=approved_at)
+            .execution_options(synchronize_session=False)
+        )
+        stored = await session.scalar(select(column).where(kind.version_column("id") == version.id))
+    return SignedRecord.model_validate(stored if stored is not None else record)
