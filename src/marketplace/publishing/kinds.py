@@ -35,6 +35,7 @@ class ReviewedVersion(Protocol):
     sha256: str | None
     size: int | None
     created_at: datetime
+    taken_down_at: datetime | None
 
 
 ItemT = TypeVar("ItemT", bound=ReviewedItem)
