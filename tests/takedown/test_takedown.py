@@ -36,9 +36,7 @@ async def test_takedown_of_current_moves_current_to_highest_remaining_approved(
 ) -> None:
     # Released in this order, 1.5.0 is current; the highest left afterwards is 2.0.0, not
     # the one released before 1.5.0 (1.0.0-beta.10 > beta.9 shows precedence, not text).
-    r = await released_plugin(
-        client, factory, ("1.0.0-beta.10", "2.0.0", "1.0.0-beta.9", "1.5.0")
-    )
+    r = await released_plugin(client, factory, ("1.0.0-beta.10", "2.0.0", "1.0.0-beta.9", "1.5.0"))
     data = ok(await admin_takedown(client, r.admin, r.ids["1.5.0"], "steals credentials"))
     assert data["id"] == r.ids["1.5.0"]
     assert data["reviewStatus"] == "taken_down"
@@ -110,9 +108,7 @@ async def test_download_and_install_of_a_taken_down_version_are_refused(
             f"/api/v1/plugins/install/{r.key}", json={"version": "1.1.0"}, headers=account.headers
         )
         err(response, 403, "PLUGIN_VERSION_NOT_APPROVED")
-    latest = ok(
-        await client.get(f"/api/v1/plugins/download/{r.key}/latest", headers=user.headers)
-    )
+    latest = ok(await client.get(f"/api/v1/plugins/download/{r.key}/latest", headers=user.headers))
     assert latest["manifest"]["version"] == "1.0.0"
     # An administrator may still inspect what was withdrawn.
     ok(
@@ -248,9 +244,7 @@ async def test_refusals_by_caller_and_reference(
     err(await dev_post(pid, missing, r.dev.headers), 404, "PLUGIN_VERSION_NOT_FOUND")
     # A version of the caller's other plugin is not a version of this one.
     err(await dev_post(pid, other.ids["1.0.0"], other.dev.headers), 403, "PLUGIN_NOT_OWNED")
-    err(
-        await dev_post(other.plugin["id"], vid, other.dev.headers), 404, "PLUGIN_VERSION_NOT_FOUND"
-    )
+    err(await dev_post(other.plugin["id"], vid, other.dev.headers), 404, "PLUGIN_VERSION_NOT_FOUND")
     # Not-owned comes before the body's 400 (CONTRACT 1, order of checks).
     url = f"/api/v1/developer/plugins/{pid}/versions/{vid}/takedown"
     err(await client.post(url, json={}, headers=stranger.headers), 403, "PLUGIN_NOT_OWNED")
