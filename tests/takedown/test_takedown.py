@@ -249,3 +249,22 @@ async def test_refusals_by_caller_and_reference(
     url = f"/api/v1/developer/plugins/{pid}/versions/{vid}/takedown"
     err(await client.post(url, json={}, headers=stranger.headers), 403, "PLUGIN_NOT_OWNED")
     assert (await plugin_state(client, r.admin, pid))[1]["1.0.0"] == ("approved", True)
+
+
+async def test_takedown_invalidates_cached_public_reads(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    r = await released_plugin(client, factory, ("1.0.0", "1.1.0"))
+    detail_url = f"/api/v1/plugins/detail/{r.key}"
+    versions_url = f"/api/v1/plugins/versions/{r.key}"
+    cached = {url: await client.get(url) for url in (detail_url, versions_url)}
+    assert cached[detail_url].json()["data"]["latestVersion"] == "1.1.0"
+    for url, response in cached.items():  # served from the cache now
+        again = await client.get(url, headers={"If-None-Match": response.headers["etag"]})
+        assert again.status_code == 304
+    ok(await admin_takedown(client, r.admin, r.ids["1.1.0"]))
+    for url, response in cached.items():
+        fresh = await client.get(url, headers={"If-None-Match": response.headers["etag"]})
+        assert fresh.status_code == 200
+    assert ok(await client.get(detail_url))["latestVersion"] == "1.0.0"
+    assert [v["version"] for v in ok(await client.get(versions_url))["items"]] == ["1.0.0"]
