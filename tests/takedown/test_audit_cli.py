@@ -182,3 +182,25 @@ async def test_an_unreachable_service_exits_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli_app, args, obj=runtime)
     assert result.exit_code == 2
     assert "error: NETWORK_ERROR: cannot reach http://down.test" in result.stderr
+
+
+def test_an_old_list_is_warned_about() -> None:
+    from datetime import UTC, datetime
+
+    from marketplace.cli.audit import warn_if_stale
+    from marketplace.cli.output import Output
+
+    warnings: list[str] = []
+
+    class Recording(Output):
+        def warn(self, message: str) -> None:
+            warnings.append(message)
+
+    now = datetime(2026, 11, 24, 12, tzinfo=UTC)
+    warn_if_stale(Recording(), "2026-11-24T09:00:00Z", now)
+    assert warnings == []
+    warn_if_stale(Recording(), "2026-11-23T11:00:00Z", now)
+    assert warnings == [
+        "the revocation list was issued at 2026-11-23T11:00:00Z, more than a day ago: "
+        "it may be an old copy (check the service and your clock)"
+    ]

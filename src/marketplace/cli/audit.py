@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +38,9 @@ REVOCATIONS = "/api/v1/plugins/revocations"
 KEYS = "/api/v1/keys"
 EXIT_REVOKED = 1
 EXIT_PROBLEM = 2
+# The service reissues the list every hour: one much older may be a replayed old copy that
+# hides newer revocations. A warning, not a refusal: the client's clock may be wrong.
+STALE_AFTER = timedelta(days=1)
 
 
 # --- the signed list ----------------------------------------------------------------------
@@ -297,6 +301,21 @@ def print_report(out: Output, report: AuditReport) -> None:
         say(f"{count} {noun} revoked; run `marketplace audit --fix` to update or remove them.")
 
 
+def warn_if_stale(out: Output, issued_at: str, now: datetime | None = None) -> None:
+    try:
+        issued = datetime.fromisoformat(issued_at)
+    except ValueError:
+        out.warn(f"the revocation list's issuedAt {issued_at!r} is not a time")
+        return
+    if issued.tzinfo is None:
+        issued = issued.replace(tzinfo=UTC)
+    if (now or datetime.now(UTC)) - issued > STALE_AFTER:
+        out.warn(
+            f"the revocation list was issued at {issued_at}, more than a day ago: "
+            "it may be an old copy (check the service and your clock)"
+        )
+
+
 def run_audit(
     runtime: Runtime, out: Output, root: Path, backend: str, token: str | None, fix: bool
 ) -> AuditReport:
@@ -305,6 +324,7 @@ def run_audit(
     with runtime.client(backend, None) as public:
         signed = expect_object(public.get(REVOCATIONS), "revocation list")
         issued_at, revocations = parse_revocations(verified_payload(public, signed))
+        warn_if_stale(out, issued_at)
         installed = installed_plugins(root)
         findings = revoked_installs(installed, revocations)
         if fix and findings:
