@@ -60,6 +60,20 @@ def broken_invariants(blob_keys: set[str]) -> Callable[[Connection], list[str]]:
                 "WHERE a.resource_id = v.id AND a.action IN ('REVIEW_APPROVE', 'REVIEW_REJECT'))",
             ):
                 broken.append(f"6: {versions} {version_id} was decided without an audit record")
+            # 10. An approved version has its signed release; a taken-down one is in the
+            # revocation list.
+            for (version_id,) in _rows(
+                connection,
+                f"SELECT id FROM {versions} WHERE review_status = 'approved' "  # noqa: S608
+                "AND (release IS NULL OR CAST(release AS TEXT) = 'null')",
+            ):
+                broken.append(f"10: {versions} {version_id} is approved without a release")
+            for (version_id,) in _rows(
+                connection,
+                f"SELECT v.id FROM {versions} v WHERE v.review_status = 'taken_down' "  # noqa: S608
+                "AND NOT EXISTS (SELECT 1 FROM revocations r WHERE r.version_id = v.id)",
+            ):
+                broken.append(f"10: {versions} {version_id} is taken down but not revoked")
         return broken
 
     return check

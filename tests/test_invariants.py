@@ -18,6 +18,7 @@ async def test_a_row_without_its_blob_and_a_decision_without_audit_are_reported(
     broken = await run_on(database_url, broken_invariants(blob_keys=set()))
     assert f"3: plugin_versions {version.id} points at missing blob {version.blob_key}" in broken
     assert f"6: plugin_versions {version.id} was decided without an audit record" in broken
+    assert f"10: plugin_versions {version.id} is approved without a release" in broken
 
     with_blob = await run_on(database_url, broken_invariants(blob_keys={version.blob_key}))
     assert not [line for line in with_blob if line.startswith("3:")]

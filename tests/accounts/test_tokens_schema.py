@@ -29,7 +29,7 @@ async def test_the_migrated_table_matches_the_model(database_url: str) -> None:
 def test_the_migration_goes_down_and_up(scratch_url: str) -> None:
     upgrade(scratch_url)
     assert TABLE in run_now(scratch_url, table_names)
-    command.downgrade(alembic_config(scratch_url), "0006")
+    command.downgrade(alembic_config(scratch_url), "0008")
     tables = run_now(scratch_url, table_names)
     assert TABLE not in tables and "users" in tables
     upgrade(scratch_url)

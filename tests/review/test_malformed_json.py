@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from marketplace.models import Base, IdentityStatus, Purchase, ReviewStatus, Role
 from tests.factories import Account, Factory
 from tests.helpers import err
-from tests.plugins.helpers import publish
+from tests.plugins.helpers import create_version, publish
 from tests.scenarios import helpers as sc
 
 pytestmark = pytest.mark.fault
@@ -70,9 +70,9 @@ async def _world(client: httpx.AsyncClient, factory: Factory) -> World:
     user = await factory.user()
     applicant = await factory.user(Role.DEVELOPER, identity=IdentityStatus.PENDING)
     plugin = await publish(client, developer)
-    pending = await factory.version(
-        await factory.plugin(developer), "1.0.0", review_status=ReviewStatus.PENDING
-    )
+    # A version of that same plugin: nested routes (.../{plugin_id}/versions/{version_id}/...)
+    # find the version through its plugin.
+    pending = await create_version(client, developer, plugin, "1.0.0")
     scenario = await sc.publish(client, developer)
     scenario_version = await sc.version_id(client, super_admin, scenario["id"], "1.0.0")
     listed = await factory.plugin(developer)
@@ -84,7 +84,7 @@ async def _world(client: httpx.AsyncClient, factory: Factory) -> World:
         {
             "common": {"user_id": applicant.id, "key": "productivity"},
             # The user group acts on a listed plugin; the developer group on its own one.
-            "plugins": {"plugin_id": plugin["id"], "version_id": pending.id},
+            "plugins": {"plugin_id": plugin["id"], "version_id": pending["id"]},
             "scenarios": {"scenario_id": scenario["id"], "version_id": scenario_version},
         },
     )

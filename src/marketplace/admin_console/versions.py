@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request, Response
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.admin_console.changes import load_changes
 from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
 from marketplace.admin_console.findings import counts, grouped
+from marketplace.admin_console.forms import first_problem
 from marketplace.admin_console.history import developer_rejections, item_audit
 from marketplace.admin_console.http import console_router, page, redirect
 from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
@@ -20,9 +22,12 @@ from marketplace.errors import AppError
 from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus, User
 from marketplace.publishing import queries, review
+from marketplace.publishing.audit import Trigger
 from marketplace.publishing.downloads import package_link
 from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
 from marketplace.publishing.schemas import VersionReviewIn
+from marketplace.publishing.takedown import take_down_version
+from marketplace.publishing.takedown_endpoints import TakedownIn
 from marketplace.storage.base import BlobStore
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.trust.deps import KeyringDep
@@ -32,6 +37,7 @@ router = console_router()
 DONE = {
     "approved": "Version approved: it is now the current version.",
     "rejected": "Version rejected.",
+    "taken_down": "Version taken down: it is in the signed revocation list now.",
 }
 
 
@@ -44,6 +50,7 @@ async def _render(
     *,
     error: str | None = None,
     note: str = "",
+    reason: str = "",
     status: int = 200,
 ) -> Response:
     kind = pages.kind
@@ -76,8 +83,10 @@ async def _render(
         audit=audit,
         links=AUDIT_LINKS,
         pending=version.review_status == ReviewStatus.PENDING,
+        approved=version.review_status == ReviewStatus.APPROVED,
         error=error,
         note=note,
+        reason=reason,
         notice=DONE.get(done) if error is None else None,
     )
 
@@ -135,6 +144,46 @@ async def review_version(
         )  # fmt: skip
     outcome = "approved" if decision.approved else "rejected"
     return redirect(f"{pages.version_url(version_id)}?done={outcome}")
+
+
+@router.post("/console/{slug}/versions/{version_id}/takedown")
+async def take_down(
+    request: Request,
+    slug: str,
+    version_id: str,
+    reviewer: ConsoleReviewer,
+    form: PostedForm,
+    db: DbSession,
+    store: BlobStoreDep,
+) -> Response:
+    """The API's version takedown (publishing.takedown), with its audit and revocation."""
+    pages = console_kind(slug)
+    reason = form.text("reason")
+    try:
+        body = TakedownIn.model_validate({"reason": reason})
+    except ValidationError as error:
+        message = first_problem(error, {"reason": "Reason"})
+        return await _render(
+            request, db, store, pages, version_id, error=message, reason=reason, status=400
+        )
+    item, version = await locked_version_with_item(db, pages.kind, version_id)
+    try:
+        await take_down_version(
+            db,
+            pages.kind,
+            item,
+            version,
+            actor_id=reviewer.user.id,
+            reason=body.reason,
+            trigger=Trigger.ADMIN,
+        )
+    except AppError as error:
+        await db.rollback()
+        return await _render(
+            request, db, store, pages, version_id, error=error.message, reason=reason,
+            status=error.status_code,
+        )  # fmt: skip
+    return redirect(f"{pages.version_url(version_id)}?done=taken_down")
 
 
 @router.get("/console/{slug}/versions/{version_id}/package")

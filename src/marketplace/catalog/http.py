@@ -129,6 +129,11 @@ def _respond(request: Request, body: bytes, etag: str, cache_control: str) -> Re
     return Response(content=body, media_type="application/json", headers=headers)
 
 
+def conditional_response(request: Request, body: bytes, etag: str, cache_control: str) -> Response:
+    """The body with its ETag and Cache-Control, or 304 when If-None-Match names the ETag."""
+    return _respond(request, body, etag, cache_control)
+
+
 def request_key(request: Request) -> Hashable:
     """The cache key of a public read: its path and its query, order-insensitive."""
     return (request.url.path, tuple(sorted(request.query_params.multi_items())))

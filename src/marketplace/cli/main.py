@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from marketplace.cli import batch, install, keys, login, publish, review, server, validate
+from marketplace.cli import audit, batch, install, keys, login, publish, review, server, validate
 
 app = typer.Typer(
     name="marketplace",
@@ -31,6 +31,7 @@ publish.register(app)
 validate.register(app)
 batch.register(app)
 install.register(app)
+audit.register(app)
 review.register(app)
 server.register(app)
 keys.register(app)

@@ -87,3 +87,14 @@ def register_plugin(
     else:
         document["mcpServers"][plugin_key] = server
     write_private(path, json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def unregister_plugin(path: Path, plugin_key: str) -> bool:
+    """Forget an install (its plugin record and MCP server); False when it was not there."""
+    document = load_registry(path)
+    found = document["plugins"].pop(plugin_key, None) is not None
+    document["mcpServers"].pop(plugin_key, None)
+    if found:
+        text = json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+        write_private(path, text)
+    return found

@@ -15,6 +15,7 @@ from marketplace.models.catalog import (
 from marketplace.models.commerce import Install, Purchase, Rating
 from marketplace.models.console import ConsoleSession
 from marketplace.models.generation import CatalogGeneration
+from marketplace.models.revocations import Revocation
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.models.tokens import PublishingToken
 from marketplace.roles import IdentityStatus, Role
@@ -39,6 +40,7 @@ __all__ = [
     "Rating",
     "RefreshToken",
     "ReviewStatus",
+    "Revocation",
     "Role",
     "Scenario",
     "ScenarioVersion",

@@ -39,6 +39,7 @@ from marketplace.plugins.views import admin_plugin_out, admin_version_out, plugi
 from marketplace.publishing import queries
 from marketplace.publishing.blobs import forget_blobs
 from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
+from marketplace.publishing.takedown_endpoints import add_admin_takedown
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.trust.deps import KeyringDep
 
@@ -94,6 +95,7 @@ add_version_queue(
         download=download_info,
     ),
 )
+add_admin_takedown(router, PLUGINS, version_model=VersionOut, version_out=version_out)
 
 
 add_admin_list(

@@ -30,12 +30,16 @@ from marketplace.plugins.schemas import (
 from marketplace.plugins.views import plugin_out, version_out
 from marketplace.publishing import queries, review
 from marketplace.publishing.endpoints import add_developer_list
+from marketplace.publishing.takedown_endpoints import add_developer_takedown
 from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
 
 
 add_developer_list(router, PLUGINS, path="", list_model=DeveloperPluginList, item_out=plugin_out)
+add_developer_takedown(
+    router, PLUGINS, param="plugin_id", version_model=VersionOut, version_out=version_out
+)
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)

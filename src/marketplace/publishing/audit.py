@@ -16,12 +16,17 @@ from marketplace.models import AuditLog
 class Action(enum.StrEnum):
     APPROVE = "REVIEW_APPROVE"
     REJECT = "REVIEW_REJECT"
+    TAKEDOWN = "TAKEDOWN"
 
 
 class Trigger(enum.StrEnum):
     ADMIN = "admin"
     LINKAGE = "linkage"
     AUTO_VALIDATION = "auto-validation"
+    DEVELOPER = "developer"  # the owner's own version takedown
+
+
+TAKEN_DOWN_OUTCOME = "taken_down"
 
 
 SYSTEM_REVIEWER = "system"
@@ -45,6 +50,29 @@ def record_review(
         outcome="approved" if approved else "rejected",
         trigger=trigger.value,
         note=note,
+    )
+    session.add(entry)
+    return entry
+
+
+def record_takedown(
+    session: AsyncSession,
+    *,
+    actor_id: str,
+    resource_type: str,
+    resource_id: str,
+    trigger: Trigger,
+    reason: str,
+) -> AuditLog:
+    """A version withdrawn by an administrator or its owner; the reason is the note."""
+    entry = AuditLog(
+        action=Action.TAKEDOWN.value,
+        actor_id=actor_id,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        outcome=TAKEN_DOWN_OUTCOME,
+        trigger=trigger.value,
+        note=reason,
     )
     session.add(entry)
     return entry

@@ -37,6 +37,7 @@ class ReviewedVersion(Protocol):
     created_at: datetime
     approved_at: datetime | None
     release: dict[str, str] | None
+    taken_down_at: datetime | None
 
 
 ItemT = TypeVar("ItemT", bound=ReviewedItem)

@@ -10,6 +10,7 @@ from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.publishing import queries
 from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
+from marketplace.publishing.takedown_endpoints import add_admin_takedown
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.lookup import AdminScenario
 from marketplace.scenarios.routing import ScenarioRoute
@@ -59,6 +60,7 @@ add_version_queue(
         download=download_info,
     ),
 )
+add_admin_takedown(router, SCENARIOS, version_model=ScenarioVersionOut, version_out=version_out)
 
 
 @router.get("/{scenario_id}")

@@ -22,6 +22,7 @@ from marketplace.models import ReviewStatus, Scenario, User
 from marketplace.publishing import queries, review
 from marketplace.publishing.endpoints import add_developer_list
 from marketplace.publishing.lookup import check_owner
+from marketplace.publishing.takedown_endpoints import add_developer_takedown
 from marketplace.scenarios import service, uploads
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.lookup import (
@@ -91,6 +92,15 @@ add_developer_list(
     path="/scenarios",
     list_model=DeveloperScenarioList,
     item_out=scenario_out,
+)
+# Not in CONTRACT 11 (which names the plugin route only): the owner of a scenario can pull a
+# bad version of it the same way (docs/decisions.md).
+add_developer_takedown(
+    router,
+    SCENARIOS,
+    param="scenario_id",
+    version_model=ScenarioVersionOut,
+    version_out=version_out,
 )
 
 

@@ -1,7 +1,7 @@
 """publishing tokens: named, scoped, expiring credentials for CI (issue 11)
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-24
 """
 
@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql
 
 revision: str = "0009"
 # 0007 and 0008 (release keys, takedowns) are chained in between at merge time.
-down_revision: str | None = "0007"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
