@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, StrictInt
+from pydantic import AfterValidator, Field, Strict
 
 from marketplace.auth.pat import Scope
-from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, OutputModel, SafeText
+from marketplace.rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
 from marketplace.rules.manifest import plugin_key_findings
+from marketplace.rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
 TOKEN_NAME_MAX = 100
 TOKEN_PLUGINS_MAX = 100
@@ -29,22 +31,39 @@ def _plugin_key(value: str) -> str:
     return value
 
 
-PluginKey = Annotated[str, AfterValidator(_plugin_key)]
+PluginKey = Annotated[
+    str,
+    AfterValidator(_plugin_key),
+    Field(
+        json_schema_extra={
+            "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
+            "minLength": PLUGIN_KEY_MIN_LENGTH,
+            "maxLength": PLUGIN_KEY_MAX_LENGTH,
+            "not": {"pattern": f"^{UUID_PATTERN.pattern}$"},
+        }
+    ),
+]
 
 
 class TokenCreateIn(InputModel):
     name: Annotated[SafeText, Field(min_length=1, max_length=TOKEN_NAME_MAX)]
-    scopes: Annotated[list[Scope], Field(min_length=1, max_length=2), AfterValidator(_unique)]
+    scopes: Annotated[
+        list[Scope],
+        Field(min_length=1, max_length=2, json_schema_extra={"uniqueItems": True}),
+        AfterValidator(_unique),
+    ]
     # None: every plugin of the owner; a list: only those (at least one).
     plugins: (
         Annotated[
             list[PluginKey],
-            Field(min_length=1, max_length=TOKEN_PLUGINS_MAX),
+            Field(
+                min_length=1, max_length=TOKEN_PLUGINS_MAX, json_schema_extra={"uniqueItems": True}
+            ),
             AfterValidator(_unique),
         ]
         | None
     ) = None
-    expires_in_days: Annotated[StrictInt, Field(ge=1, le=TOKEN_DAYS_MAX)]
+    expires_in_days: Annotated[int, Strict(), Field(ge=1, le=TOKEN_DAYS_MAX), INTEGRAL_FLOATS]
 
 
 class TokenOut(OutputModel):
