@@ -451,6 +451,9 @@ def test_refuses_manifest_with_unstorable_text(body: bytes) -> None:
         (b'{"limits": {"max": 100000000000000000000000000000}}', "manifest.limits.max"),
         (b'{"a": [0, -9223372036854775808]}', "manifest.a[1]"),
         (b'{"n": 1e400}', "manifest.n"),
+        # PostgreSQL JSONB gives 1e20 back as the integer 100000000000000000000.
+        (b'{"n": 1e20}', "manifest.n"),
+        (b'{"n": -9.3e18}', "manifest.n"),
     ],
 )
 def test_refuses_manifest_with_numbers_json_clients_cannot_read(body: bytes, where: str) -> None:
@@ -461,13 +464,14 @@ def test_refuses_manifest_with_numbers_json_clients_cannot_read(body: bytes, whe
 
 
 def test_accepts_manifest_with_the_largest_64_bit_integers() -> None:
-    body = b'{"a": 9223372036854775807, "b": -9223372036854775807, "c": 1.5e308, "d": true}'
+    body = b'{"a": 9223372036854775807, "b": -9223372036854775807, "c": 9.2e18, "d": true, "e": 1e-300}'
 
     assert inspect(package(body)).manifest == {
         "a": 2**63 - 1,
         "b": -(2**63 - 1),
-        "c": 1.5e308,
+        "c": 9.2e18,
         "d": True,
+        "e": 1e-300,
     }
 
 

@@ -116,6 +116,66 @@ async def test_uploaded_manifest_with_huge_integer_is_400_not_500(
     assert ok(listed, 200)["versions"] == []
 
 
+@pytest.mark.parametrize("number", ["1e20", "-1.5e300", "9.3e18"])
+async def test_manifest_with_float_beyond_64_bits_is_400(
+    client: httpx.AsyncClient, factory: Factory, number: str
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev)
+    manifest = json.dumps(config_manifest(plugin["pluginKey"], "1.0.0"))
+    body = '{"version": "1.0.0", "manifest": ' + manifest[:-1] + ', "x": ' + number + "}}"
+    response = await client.post(
+        f"{DEV}/{plugin['id']}/create-version", content=body.encode(), headers=JSON | dev.headers
+    )
+    # PostgreSQL JSONB gives such a float back as an integer beyond 64 bits, which no
+    # response could then carry: refused before anything is stored.
+    error = err(response, 400, "VALIDATION_FAILED")
+    assert "manifest.x" in error["message"]
+    listed = await client.get(f"{DEV}/{plugin['id']}", headers=dev.headers)
+    assert ok(listed, 200)["versions"] == []
+
+
+async def test_uploaded_manifest_with_huge_float_is_400_and_stores_nothing(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await tool_plugin(client, dev)
+    data = tool_package(plugin["pluginKey"], "1.0.0", limits={"max": 1e20})
+
+    response = await upload(client, dev, plugin, data)
+
+    error = err(response, 400, "PLUGIN_PACKAGE_INVALID")
+    assert error["message"] == (
+        "manifest.json holds a number out of the 64-bit range at manifest.limits.max"
+    )
+    listed = await client.get(f"{DEV}/{plugin['id']}", headers=dev.headers)
+    assert ok(listed, 200)["versions"] == []
+
+
+async def test_manifest_floats_in_range_read_back_from_every_list(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev, admin = await factory.developer(), await factory.admin()
+    plugin = await publish(client, dev)
+    numbers = {"big": 9.2e18, "small": 1e-300, "half": 0.5, "negative": -3.25e10}
+    manifest = config_manifest(plugin["pluginKey"], "1.0.0", limits=numbers)
+    created = await client.post(
+        f"{DEV}/{plugin['id']}/create-version",
+        json={"version": "1.0.0", "manifest": manifest},
+        headers=dev.headers,
+    )
+    ok(created, 201)
+
+    detail = ok(await client.get(f"{DEV}/{plugin['id']}", headers=dev.headers), 200)
+    queue = await client.get(f"{ADMIN}/versions/pending", headers=admin.headers)
+    versions = await client.get(f"{ADMIN}/{plugin['id']}/versions", headers=admin.headers)
+    # Every number reads back as the same number (JSONB may write 9.2e18 as an integer).
+    assert detail["versions"][0]["manifest"]["limits"] == numbers
+    queued = [v for v in ok(queue, 200)["items"] if v["pluginId"] == plugin["id"]]
+    assert [v["version"] for v in queued] == ["1.0.0"]
+    assert ok(versions, 200)["items"][0]["manifest"]["limits"] == numbers
+
+
 @pytest.mark.parametrize("constant", ["Infinity", "NaN"])
 async def test_manifest_with_non_json_constant_is_400(
     client: httpx.AsyncClient, factory: Factory, constant: str

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from marketplace.rules.limits import MANIFEST_MAX_DEPTH
+from marketplace.rules.manifest import unsafe_number
 
-# orjson (responses) and most JSON clients stop at 64-bit integers.
-_INT_LIMIT = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -23,12 +21,9 @@ def check_json_safe(value: Any, path: str = "manifest") -> None:
             raise ValueError(f"{where}: nests deeper than {MANIFEST_MAX_DEPTH} levels")
         if isinstance(item, bool) or item is None:
             continue
-        if isinstance(item, int):
-            if abs(item) > _INT_LIMIT:
-                raise ValueError(f"{where}: integer out of the 64-bit range")
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise ValueError(f"{where}: NaN and Infinity are not JSON")
+        if isinstance(item, int | float):
+            if unsafe_number(item):
+                raise ValueError(f"{where}: number out of the 64-bit range")
         elif isinstance(item, str):
             if _SURROGATE.search(item):
                 raise ValueError(f"{where}: text with an unpaired surrogate")

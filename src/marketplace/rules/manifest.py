@@ -128,7 +128,7 @@ def storability_findings(value: Any) -> list[Finding]:
             stack.extend((join_path(where, k), child, depth + 1) for k, child in item.items())
         elif isinstance(item, list):
             stack.extend((item_path(where, i), child, depth + 1) for i, child in enumerate(item))
-        elif _unsafe_number(item):
+        elif unsafe_number(item):
             findings.append(
                 Finding.error(
                     Code.MANIFEST_UNSAFE_NUMBER,
@@ -139,9 +139,14 @@ def storability_findings(value: Any) -> list[Finding]:
     return findings
 
 
-def _unsafe_number(item: Any) -> bool:
+def unsafe_number(item: Any) -> bool:
+    """A number some store or JSON client cannot give back as it came.
+
+    1e400 parses as infinity; PostgreSQL JSONB keeps 1e20 as an exact numeric and gives it
+    back as the integer 100000000000000000000, beyond what orjson and most clients hold.
+    So floats keep to the same range as integers."""
     if isinstance(item, float):
-        return not math.isfinite(item)  # 1e400 parses as infinity
+        return not math.isfinite(item) or abs(item) > _INT_LIMIT
     return isinstance(item, int) and not isinstance(item, bool) and abs(item) > _INT_LIMIT
 
 
