@@ -9,7 +9,19 @@ from __future__ import annotations
 
 import typer
 
-from marketplace.cli import audit, batch, install, keys, login, publish, review, server, validate
+from marketplace.cli import (
+    audit,
+    batch,
+    export,
+    install,
+    keys,
+    lifecycle,
+    login,
+    publish,
+    review,
+    server,
+    validate,
+)
 
 app = typer.Typer(
     name="marketplace",
@@ -31,6 +43,8 @@ publish.register(app)
 validate.register(app)
 batch.register(app)
 install.register(app)
+lifecycle.register(app)
+export.register(app)
 audit.register(app)
 review.register(app)
 server.register(app)
