@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import tarfile
 from datetime import datetime
 from pathlib import Path
@@ -242,3 +243,39 @@ def test_a_manifest_icon_that_is_a_name_or_url_is_kept(
     installed = json.loads((root / KEY / "1.0.0" / "manifest.json").read_text())
     assert installed["icon"] == "https://cdn.test/icon.png"
     assert "Note: icon" not in result.stdout
+
+
+SDK_SERVER = Path(__file__).parents[1] / "fixtures" / "plugins" / "mcp_sdk_echo" / "server.py"
+
+
+def connecting(version: str, mode: str) -> dict[str, Any]:
+    mcp = {"command": sys.executable, "args": [str(SDK_SERVER), mode], "env": {}}
+    return base_manifest(
+        main="", type="mcp", version=version, mcp=mcp, autoConnect=True, config=CONFIG
+    )
+
+
+def test_update_whose_auto_connect_fails_is_installed_and_exits_1(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    root = tmp_path / "plugins"
+    serve_manifest(fake, "config_only", connecting("1.0.0", "ok"))
+    first = invoke(["install", KEY, "--dir", str(root), "--config", f"API_KEY={SECRET}"])
+    assert first.exit_code == 0, first.output
+    serve_manifest(fake, "config_only", connecting("1.1.0", "exit"))
+    fake.routes[("GET", f"/api/v1/plugins/download/{KEY}/1.1.0")] = fake.routes[
+        ("GET", f"/api/v1/plugins/download/{KEY}/latest")
+    ]
+    fake.ok("GET", f"/api/v1/plugins/detail/{KEY}", {"latestVersion": "1.1.0"})
+
+    result = invoke(["update", KEY, "--dir", str(root)], mcp_timeout=5.0)
+
+    assert result.exit_code == 1
+    assert f"Updated {KEY} 1.0.0 -> 1.1.0." in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {KEY}: MCP_CONNECT_FAILED: the server exited before answering; stderr: "
+        f"fixture: refusing to start ({KEY} 1.1.0 is installed)"
+    )
+    assert sorted(p.name for p in (root / KEY).iterdir()) == ["1.1.0"]
+    assert registry(root)["plugins"][KEY]["version"] == "1.1.0"
+    assert secrets(root)["plugins"] == {KEY: {"API_KEY": SECRET}}

@@ -22,7 +22,13 @@ from marketplace.cli.audit import REVOCATIONS, parse_revocations, verified_paylo
 from marketplace.cli.config import plugins_dir, resolve_backend, resolve_credentials
 from marketplace.cli.context import Runtime, get_runtime
 from marketplace.cli.errors import CliError
-from marketplace.cli.install import InstallRequest, InstallResult, install, print_install
+from marketplace.cli.install import (
+    InstallRequest,
+    InstallResult,
+    install,
+    print_install,
+    redact,
+)
 from marketplace.cli.manifest_check import check_plugin_key, problem_line
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
@@ -186,6 +192,9 @@ class Updated:
             "updated": self.result is not None,
             "install": self.result.to_json() if self.result is not None else None,
             "error": self.error.to_json() if self.error is not None else None,
+            "connectError": self.result.connect_error.to_json()
+            if self.result is not None and self.result.connect_error is not None
+            else None,
         }
 
 
@@ -217,6 +226,17 @@ def print_updates(out: Output, updates: list[Updated]) -> None:
         if entry.error is not None:
             message = f"error: {entry.key}: {entry.error.headline()} ({entry.key} {entry.before} "
             out.err.print(message + "stays installed)", style="red", markup=False)
+        elif entry.result is not None and entry.result.connect_error is not None:
+            headline = redact(entry.result.connect_error.headline(), entry.result.secrets)
+            message = f"error: {entry.key}: {headline} ({entry.key} {entry.after} is installed)"
+            out.err.print(message, style="red", markup=False)
+
+
+def failed(entry: Updated) -> bool:
+    """The update failed, or the updated plugin's autoConnect check did."""
+    return entry.error is not None or (
+        entry.result is not None and entry.result.connect_error is not None
+    )
 
 
 def update_command(
@@ -257,7 +277,7 @@ def update_command(
     if not keys and not json_output:
         out.out.print(f"No plugins installed in {root}.", markup=False)
     out.result(data, lambda: print_updates(out, updates))
-    if any(entry.error is not None for entry in updates):
+    if any(failed(entry) for entry in updates):
         raise typer.Exit(1)
 
 
