@@ -242,7 +242,10 @@ def failed(entry: Updated) -> bool:
 def update_command(
     ctx: typer.Context,
     plugin_key: Annotated[
-        str | None, typer.Argument(help="The installed plugin to update.", show_default=False)
+        str | None,
+        typer.Argument(
+            help="The installed plugin to update.", metavar="PLUGIN_KEY", show_default=False
+        ),
     ] = None,
     all_plugins: Annotated[
         bool, typer.Option("--all", help="Update every installed plugin.")
@@ -289,8 +292,13 @@ def uninstall(root: Path, key: str) -> dict[str, Any]:
     folder = root / key
     if entry is None and not folder.exists():
         raise not_installed(key, root)
-    if folder.exists():
-        shutil.rmtree(folder)
+    try:
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        elif folder.exists():
+            folder.unlink()
+    except OSError as exc:
+        raise CliError("UNINSTALL_FAILED", f"cannot remove {folder}: {exc}") from exc
     unregister_plugin(registry_path(root), key)
     return {
         "pluginKey": key,
