@@ -279,3 +279,33 @@ def test_update_whose_auto_connect_fails_is_installed_and_exits_1(
     assert sorted(p.name for p in (root / KEY).iterdir()) == ["1.1.0"]
     assert registry(root)["plugins"][KEY]["version"] == "1.1.0"
     assert secrets(root)["plugins"] == {KEY: {"API_KEY": SECRET}}
+
+
+def test_install_removes_version_folders_an_older_client_left_behind(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    root = tmp_path / "plugins"
+    for leftover in ("0.8.0", "0.9.0", ".install-concurrent"):
+        (root / KEY / leftover).mkdir(parents=True)
+    serve_manifest(fake, "config_only", base_manifest(main=""))
+
+    result = invoke(["install", KEY, "--dir", str(root)])
+
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (root / KEY).iterdir()) == [".install-concurrent", "1.0.0"]
+    assert "Note: removed the earlier version folder 0.8.0" in result.stdout
+    assert "Note: removed the earlier version folder 0.9.0" in result.stdout
+
+
+def test_a_plugin_without_secrets_leaves_no_secrets_file(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    root = tmp_path / "plugins"
+    config = [{"key": "REGION", "default": "eu"}]
+    serve_manifest(fake, "config_only", base_manifest(main="", config=config))
+
+    result = invoke(["install", KEY, "--dir", str(root)])
+
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in root.iterdir()) == [KEY, "registry.json"]
+    assert registry(root)["plugins"][KEY]["secretKeys"] == []
