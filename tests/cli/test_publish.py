@@ -13,7 +13,7 @@ import pytest
 from marketplace.cli.pack import pack
 
 from .fake_api import FakeApi, error
-from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json
+from .helpers import LIMITS, Invoke, as_admin, as_developer, make_plugin, stdout_json
 
 ADMIN = "/api/v1/admin/plugins"
 DEV = "/api/v1/developer/plugins"
@@ -32,7 +32,7 @@ DEV_PUT_FIELDS = {
     "repository",
     "platforms",
 }
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + b"\x00" * 64  # as the service sniffs it
 UI_MANIFEST: dict[str, Any] = {
     "contributes": {"ui": {"entry": "ui.js"}},
     "permissions": ["ui.render"],
@@ -89,6 +89,7 @@ def test_admin_creates_an_official_plugin_uploads_the_package_and_the_icon(
     assert fake.calls() == [
         ME,
         ADMIN_CATEGORIES,
+        LIMITS,
         ("GET", ADMIN),
         ("POST", ADMIN),
         ("POST", f"{ADMIN}/p-1/upload"),
@@ -139,6 +140,7 @@ def test_admin_updates_an_existing_plugin_found_by_exact_key(
     as_admin(fake)
     other = {"id": "p-9", "pluginKey": "demo-plugin-extra", "type": "mcp"}
     fake.ok("GET", ADMIN, admin_list(other, plugin()))
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": []})
     fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.ok("POST", f"{ADMIN}/p-1/upload", {"id": "v-2"}, status=201)
     result = invoke(["publish", str(directory)])
@@ -168,6 +170,7 @@ def test_admin_lookup_pages_through_search_results(
         httpx.Response(200, json={"success": True, "data": admin_list(*near, total=101)}),
         httpx.Response(200, json={"success": True, "data": admin_list(plugin(), total=101)}),
     )
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": []})
     fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.ok("POST", f"{ADMIN}/p-1/upload", {}, status=201)
     result = invoke(["publish", str(directory)])
@@ -186,6 +189,7 @@ def test_developer_publishes_through_the_developer_group(
     assert fake.calls() == [
         ME,
         PUBLIC_CATEGORIES,
+        LIMITS,
         ("GET", f"{DEV}/demo-plugin"),
         ("POST", f"{DEV}/publish"),
         ("POST", f"{DEV}/p-1/upload-version"),
@@ -281,16 +285,101 @@ def test_content_errors_do_not_fall_back(tmp_path: Path, fake: FakeApi, invoke: 
     assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
 
 
-def test_existing_version_is_reported_as_up_to_date(
+def existing_admin(fake: FakeApi, **version: Any) -> None:
+    """demo-plugin exists with version 1.0.0 as given."""
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin()))
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": [{"version": "1.0.0", **version}]})
+
+
+def local_sha256(directory: Path) -> str:
+    with tempfile.TemporaryDirectory() as temp:
+        return pack(directory, Path(temp) / "p.tar.gz").sha256
+
+
+def test_existing_identical_version_is_up_to_date_without_any_write(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
     directory = make_plugin(tmp_path)
-    admin_new(fake)
+    sha = local_sha256(directory)
+    existing_admin(fake, sha256=sha, distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"Up to date: demo-plugin 1.0.0: already published, identical (sha256 {sha})"
+    )
+    assert fake.writes() == []
+
+
+def test_existing_version_with_other_content_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    existing_admin(fake, sha256="ab" * 32, distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: PLUGIN_VERSION_EXISTS: version 1.0.0 exists with different content: raise the "
+        f"version (the service has sha256 {'ab' * 32}, the local package is "
+        f"{local_sha256(directory)})"
+    )
+    assert fake.writes() == []
+
+
+def test_skip_existing_skips_a_different_existing_version_and_says_so(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    existing_admin(fake, sha256="ab" * 32, distribution="tarball")
+    result = invoke(["publish", str(directory), "--skip-existing"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "Skipped: demo-plugin 1.0.0: version 1.0.0 exists with different content: "
+        "skipped (--skip-existing)"
+    )
+    assert "warning: demo-plugin: version 1.0.0 exists with different content" in result.stderr
+    assert fake.writes() == []
+
+
+def test_existing_config_only_version_is_compared_by_manifest(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, main="", type="mcp", mcp={"command": "node"})
+    manifest = json.loads((directory / "manifest.json").read_text())
+    existing_admin(fake, sha256=None, distribution="config_only", manifest=manifest)
+    fake.ok("GET", ADMIN, admin_list(plugin(type="mcp")))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "already published, identical" in result.stdout
+    manifest["description"] = "changed"
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert "version 1.0.0 exists with different content: raise the version" in result.stderr
+    assert fake.writes() == []
+
+
+def test_version_created_meanwhile_is_judged_like_an_existing_one(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    sha = local_sha256(directory)
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin()))
+    fake.on(
+        "GET",
+        f"{ADMIN}/p-1/versions",
+        httpx.Response(200, json={"success": True, "data": {"items": []}}),
+        httpx.Response(
+            200,
+            json={"success": True, "data": {"items": [{"version": "1.0.0", "sha256": sha}]}},
+        ),
+    )
+    fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.on("POST", f"{ADMIN}/p-1/upload", error(409, "PLUGIN_VERSION_EXISTS", "exists"))
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 0, result.output
-    assert "Up to date: demo-plugin 1.0.0" in result.stdout
-    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+    assert "Up to date: demo-plugin 1.0.0: already published, identical" in result.stdout
 
 
 REJECTED = {
@@ -344,7 +433,24 @@ def test_unknown_category_is_refused_before_any_write(
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 1
     assert 'PLUGIN_INVALID_CATEGORY: Invalid category "gardening"' in result.stderr
-    assert fake.calls() == [ME, ADMIN_CATEGORIES]
+    assert fake.calls() == [ME, ADMIN_CATEGORIES, LIMITS]
+
+
+def test_unknown_category_is_listed_with_the_other_manifest_problems(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, category="gardening", version="one")
+    as_admin(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "error: MANIFEST_INVALID: manifest.json has 2 problems"
+    assert any(line.startswith("  - version: ") for line in lines[1:])
+    assert (
+        '  - category: Invalid category "gardening" (the service knows: development, '
+        "productivity, utility)"
+    ) in lines
+    assert fake.writes() == []
 
 
 def test_type_change_needs_allow_recreate(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
