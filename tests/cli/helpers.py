@@ -29,6 +29,7 @@ def serve_limits(fake: FakeApi, package: int = 100 * 1024 * 1024, icon: int = 25
     }
     fake.ok("GET", LIMITS_PATH, data)
 
+
 Invoke = Callable[..., Result]
 
 

@@ -171,3 +171,64 @@ def test_a_failure_before_any_plugin_stops_the_batch(
     result = invoke(["publish-batch", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.strip() == "error: UNAUTHORIZED: Token expired (HTTP 401)"
+
+
+def test_type_change_of_a_plugin_owned_by_another_account_fails_and_deletes_nothing(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "theirs", type="skill")
+    make_plugin(tmp_path, "mine", type="skill")
+    AdminService(fake, [remote("theirs", owner="dev-7"), remote("mine", owner="u1")])
+    fake.ok("DELETE", f"{ADMIN}/old-mine", {})
+    fake.ok("POST", f"{ADMIN}/id-mine/upload", {}, 201)
+    result = invoke(["publish-batch", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    assert fake.writes() == [
+        ("DELETE", f"{ADMIN}/old-mine"),
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/id-mine/upload"),
+    ]
+    results = {r["pluginKey"]: r for r in stdout_json(result)["data"]["results"]}
+    assert results["mine"]["status"] == "published"
+    assert results["theirs"]["status"] == "failed"
+    assert results["theirs"]["detail"] == (
+        "PLUGIN_NOT_OWNED: type tool -> skill: the plugin belongs to another account "
+        "(owner dev-7); it is not deleted and recreated: nothing was changed"
+    )
+
+
+def test_dry_run_says_which_plugins_would_be_deleted_and_recreated(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "theirs", type="skill")
+    make_plugin(tmp_path, "mine", type="skill")
+    AdminService(fake, [remote("theirs", owner="dev-7"), remote("mine", owner="u1")])
+    result = invoke(["publish-batch", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 1
+    assert fake.writes() == []
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
+    assert "would delete and recreate (type tool -> skill)" in rows["mine"]
+    assert "failed" in rows["theirs"]
+    assert "PLUGIN_NOT_OWNED" in rows["theirs"]
+
+
+def test_skip_existing_lets_a_batch_rerun_pass_over_changed_versions(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "beta")
+    AdminService(fake, [remote("beta")])
+    other = {"version": "1.0.0", "sha256": "ab" * 32, "distribution": "tarball"}
+    fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [other]})
+    failed = invoke(["publish-batch", str(tmp_path), "--json"])
+    assert failed.exit_code == 1
+    [outcome] = stdout_json(failed)["data"]["results"]
+    assert outcome["error"]["code"] == "PLUGIN_VERSION_EXISTS"
+    assert "exists with different content: raise the version" in outcome["detail"]
+    skipped = invoke(["publish-batch", str(tmp_path), "--skip-existing", "--json"])
+    assert skipped.exit_code == 0, skipped.output
+    [outcome] = stdout_json(skipped)["data"]["results"]
+    assert (outcome["status"], outcome["detail"]) == (
+        "skipped",
+        "version 1.0.0 exists with different content: skipped (--skip-existing)",
+    )
+    assert fake.writes() == []

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -13,7 +14,15 @@ import pytest
 from marketplace.cli.pack import pack
 
 from .fake_api import FakeApi, error
-from .helpers import LIMITS, Invoke, as_admin, as_developer, make_plugin, stdout_json
+from .helpers import (
+    LIMITS,
+    Invoke,
+    as_admin,
+    as_developer,
+    make_plugin,
+    serve_limits,
+    stdout_json,
+)
 
 ADMIN = "/api/v1/admin/plugins"
 DEV = "/api/v1/developer/plugins"
@@ -584,3 +593,135 @@ def test_unverified_developer_gets_the_service_error(
     assert result.stderr.strip() == (
         "error: DEVELOPER_NOT_VERIFIED: Developer identity is not verified (HTTP 403)"
     )
+
+
+# Nothing lost, nothing half done: the checks before the first write
+
+
+def test_direct_refuses_a_folder_whose_files_the_inline_form_would_drop(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"helper.js": "h", "data.bin": b"\x00\x01"})
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--direct"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: --direct: an inline-code version carries only "
+        "manifest.json, index.js; it would drop 2 files: data.bin, helper.js"
+    )
+    assert fake.writes() == []
+
+
+def test_direct_counts_the_ui_entry_and_a_local_icon_as_carried(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    files = {"ui.js": "render()", "icon.png": PNG}
+    directory = make_plugin(tmp_path, files=files, icon="icon.png", **UI_MANIFEST)
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/icon", plugin())
+    result = invoke(["publish", str(directory), "--direct"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/p-1/create-version"),
+        ("POST", f"{ADMIN}/p-1/icon"),
+    ]
+
+
+def test_inline_fallback_refuses_when_it_would_drop_files(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"helper.js": "h", "data.bin": b"\x00"})
+    admin_new(fake)
+    fake.on("POST", f"{ADMIN}/p-1/upload", error(500, "INTERNAL_ERROR", "Internal server error"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: package upload failed (INTERNAL_ERROR: Internal server "
+        "error (HTTP 500)) and the inline-code fallback would lose files; nothing was "
+        "published: an inline-code version carries only manifest.json, index.js; it would "
+        "drop 2 files: data.bin, helper.js"
+    )
+    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+    assert "Published" not in result.stdout
+
+
+def test_bad_icon_content_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": b"not a png"}, icon="icon.png")
+    admin_new(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: PLUGIN_ICON_INVALID: icon.png: Icon must be a png, jpeg, svg or webp image"
+    )
+    assert fake.writes() == []
+
+
+def test_icon_over_the_services_limit_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": PNG}, icon="icon.png")
+    as_admin(fake)
+    serve_limits(fake, icon=64)  # the service's own, lower than the contract's 256 KiB
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: PLUGIN_ICON_TOO_LARGE: icon.png is {len(PNG)} B ({len(PNG)} bytes), over the "
+        "service's icon limit of 64 B (64 bytes)"
+    )
+    assert fake.writes() == []
+
+
+def test_package_over_the_services_limit_is_refused_before_upload(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"data.bin": os.urandom(4096)})
+    as_admin(fake)
+    serve_limits(fake, package=1024)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--json"])
+    assert result.exit_code == 1
+    error_doc = stdout_json(result)["error"]
+    assert error_doc["code"] == "PLUGIN_PACKAGE_TOO_LARGE"
+    size = error_doc["details"]["size"]
+    assert error_doc["details"] == {"limit": 1024, "size": size}
+    assert size > 4096
+    assert error_doc["message"] == (
+        f"the package is {size / 1024:.1f} KiB ({size} bytes), over the service's limit of "
+        "1.0 KiB (1024 bytes); nothing was uploaded"
+    )
+    assert fake.writes() == []
+
+
+def test_server_without_limits_endpoint_is_still_published_to(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    fake.on("GET", LIMITS[1], error(404, "NOT_FOUND", "Not found"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+
+
+def test_dry_run_lists_every_packed_file_with_its_size_and_writes_nothing(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"lib/a.js": "a" * 2000, ".env": "SECRET=1"})
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    manifest_size = (directory / "manifest.json").stat().st_size
+    total = 2000 + 25 + manifest_size
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Dry run: demo-plugin 1.0.0: would publish 1.0.0 (tarball)"
+    assert [line.split()[-1] for line in lines[1:4]] == ["index.js", "lib/a.js", "manifest.json"]
+    assert "  2.0 KiB  lib/a.js" in lines
+    assert lines[4] == f"  3 files, {total / 1024:.1f} KiB ({total} bytes)"
+    assert "not packed, as they usually hold secrets: .env" in result.stderr
+    assert fake.writes() == []
