@@ -105,3 +105,34 @@ def test_developer_publish_falls_back_to_a_pending_inline_version(
     [version] = market.versions("dev-fallback")
     assert (version["distribution"], version["reviewStatus"]) == ("inline", "pending")
     assert version["manifest"]["inlineCode"] == "export {};\n"
+
+
+def test_fallback_refuses_to_drop_files_and_creates_no_version(
+    broken_storage: Market, tmp_path: Path
+) -> None:
+    market = broken_storage
+    files: dict[str, str | bytes] = {
+        "index.js": "export {};\n",
+        "helper.js": "export const help = 1;\n",
+        "data.bin": b"\x00\x01\x02",
+    }
+    folder = write_plugin(tmp_path, "fallback-drops", files=files)
+
+    result = market.as_admin("publish", str(folder))
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: package upload failed (INTERNAL_ERROR: Internal server "
+        "error (HTTP 500)) and the inline-code fallback would lose files; nothing was "
+        "published: an inline-code version carries only manifest.json, index.js; it would "
+        "drop 2 files: data.bin, helper.js"
+    )
+    assert "Published" not in result.stdout
+    # The record had to exist for the upload to be tried; no version was made of it.
+    assert market.versions("fallback-drops") == []
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "data.bin",
+        "helper.js",
+        "index.js",
+        "manifest.json",
+    ]
