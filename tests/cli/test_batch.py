@@ -222,7 +222,7 @@ def test_skip_existing_lets_a_batch_rerun_pass_over_changed_versions(
     failed = invoke(["publish-batch", str(tmp_path), "--json"])
     assert failed.exit_code == 1
     [outcome] = stdout_json(failed)["data"]["results"]
-    assert outcome["error"]["code"] == "PLUGIN_VERSION_EXISTS"
+    assert (outcome["version"], outcome["error"]["code"]) == ("1.0.0", "PLUGIN_VERSION_EXISTS")
     assert "exists with different content: raise the version" in outcome["detail"]
     skipped = invoke(["publish-batch", str(tmp_path), "--skip-existing", "--json"])
     assert skipped.exit_code == 0, skipped.output

@@ -317,3 +317,10 @@ def test_validate_with_an_unreadable_ignore_file_is_a_usage_error(
     assert result.exit_code == 2
     assert "error: USAGE: .marketplaceignore: cannot be read as UTF-8 text" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_invalid_ignore_pattern_is_a_pack_error_naming_its_line(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={".marketplaceignore": "dist/\n!\n"})
+
+    with pytest.raises(PackError, match=r"^\.marketplaceignore, line 2: '!' is not a pattern$"):
+        collect(directory)

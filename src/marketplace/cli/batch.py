@@ -43,19 +43,25 @@ STATUS_STYLES = {PUBLISHED: "green", SKIPPED: "cyan", PLANNED: "blue", FAILED: "
 class Candidate:
     folder: Path
     plugin_key: str
+    version: str | None = None  # as declared, for the summary of a failure
 
     def matches(self, names: set[str]) -> bool:
         return self.plugin_key in names or self.folder.name in names
 
 
-def _declared_id(folder: Path) -> str:
-    """The manifest id when readable, else the folder name (the manifest is checked later)."""
+def _declared(folder: Path) -> Candidate:
+    """The manifest id (else the folder name) and version when readable (the manifest is
+    checked later)."""
     try:
         document = load_manifest((folder / MANIFEST_NAME).read_bytes())
     except (OSError, UnreadableManifest):
-        return folder.name
-    value = document.get("id")
-    return value if isinstance(value, str) and value else folder.name
+        return Candidate(folder, folder.name)
+    key, version = document.get("id"), document.get("version")
+    return Candidate(
+        folder,
+        key if isinstance(key, str) and key else folder.name,
+        version if isinstance(version, str) and version else None,
+    )
 
 
 def discover(root: Path) -> list[Candidate]:
@@ -63,7 +69,7 @@ def discover(root: Path) -> list[Candidate]:
     folders = sorted(
         child for child in root.iterdir() if child.is_dir() and (child / MANIFEST_NAME).is_file()
     )
-    return [Candidate(folder, _declared_id(folder)) for folder in folders]
+    return [_declared(folder) for folder in folders]
 
 
 def parse_names(value: str | None) -> set[str]:
@@ -88,10 +94,10 @@ def publish_all(publisher: Publisher, candidates: list[Candidate]) -> list[Outco
             outcomes.append(publisher.publish(candidate.folder))
         except CliError as exc:
             publisher.out.step(f"{candidate.plugin_key}: failed: {exc.one_line()}")
-            outcomes.append(Outcome.failure(candidate.plugin_key, exc))
+            outcomes.append(Outcome.failure(candidate.plugin_key, exc, candidate.version))
         except OSError as exc:
             error = CliError("IO_ERROR", str(exc))
-            outcomes.append(Outcome.failure(candidate.plugin_key, error))
+            outcomes.append(Outcome.failure(candidate.plugin_key, error, candidate.version))
     return outcomes
 
 

@@ -100,9 +100,17 @@ class IgnoreRules:
         if not path.is_file():
             return cls([])
         try:
-            return cls(path.read_text(encoding="utf-8").splitlines())
+            lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise PackError(f"{IGNORE_FILE}: cannot be read as UTF-8 text ({exc})") from exc
+        for number, line in enumerate(lines, start=1):
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                raise PackError(
+                    f"{IGNORE_FILE}, line {number}: {line!r} is not a pattern"
+                ) from None
+        return cls(lines)
 
     def ignores(self, relative: str, *, is_dir: bool) -> bool:
         return self._spec.match_file(f"{relative}/" if is_dir else relative)
