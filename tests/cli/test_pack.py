@@ -215,7 +215,7 @@ def test_pack_output_is_a_plain_gzip_tar(tmp_path: Path) -> None:
 
 
 def test_marketplaceignore_leaves_out_what_it_names_in_gitignore_syntax(tmp_path: Path) -> None:
-    files = {
+    files: dict[str, str | bytes] = {
         "build/out.js": "o",
         "src/keep.js": "k",
         "src/debug.log": "d",
@@ -236,7 +236,7 @@ def test_marketplaceignore_leaves_out_what_it_names_in_gitignore_syntax(tmp_path
 
 
 def test_env_files_and_private_keys_are_left_out_by_default_and_named(tmp_path: Path) -> None:
-    files = {
+    files: dict[str, str | bytes] = {
         ".env": "A=1",
         "config/.env.production": "B=2",
         "certs/server.pem": "-",
@@ -265,7 +265,11 @@ def test_env_files_and_private_keys_are_left_out_by_default_and_named(tmp_path: 
 
 
 def test_marketplaceignore_can_re_include_a_default_excluded_file(tmp_path: Path) -> None:
-    files = {".env.example": "A=", ".env": "A=1", ".marketplaceignore": "!.env.example\n"}
+    files: dict[str, str | bytes] = {
+        ".env.example": "A=",
+        ".env": "A=1",
+        ".marketplaceignore": "!.env.example\n",
+    }
     directory = make_plugin(tmp_path / "src", files=files)
 
     selection = select(directory)
@@ -279,7 +283,11 @@ def test_marketplaceignore_can_re_include_a_default_excluded_file(tmp_path: Path
 
 
 def test_listing_follows_the_same_rules_as_packing(tmp_path: Path) -> None:
-    files = {".env": "A=1", "dist/x.js": "x", ".marketplaceignore": "dist/\n"}
+    files: dict[str, str | bytes] = {
+        ".env": "A=1",
+        "dist/x.js": "x",
+        ".marketplaceignore": "dist/\n",
+    }
     directory = make_plugin(tmp_path / "src", files=files)
 
     assert set(listing(directory).files) == {"index.js", "manifest.json"}

@@ -616,7 +616,7 @@ def test_direct_refuses_a_folder_whose_files_the_inline_form_would_drop(
 def test_direct_counts_the_ui_entry_and_a_local_icon_as_carried(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
-    files = {"ui.js": "render()", "icon.png": PNG}
+    files: dict[str, str | bytes] = {"ui.js": "render()", "icon.png": PNG}
     directory = make_plugin(tmp_path, files=files, icon="icon.png", **UI_MANIFEST)
     admin_new(fake)
     fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
