@@ -725,3 +725,34 @@ def test_dry_run_lists_every_packed_file_with_its_size_and_writes_nothing(
     assert lines[4] == f"  3 files, {total / 1024:.1f} KiB ({total} bytes)"
     assert "not packed, as they usually hold secrets: .env" in result.stderr
     assert fake.writes() == []
+
+
+def test_config_only_publish_names_the_files_it_does_not_send(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    files: dict[str, str | bytes] = {"README.md": "# demo\n", "icon.png": PNG}
+    directory = make_plugin(
+        tmp_path, main="", type="mcp", mcp={"command": "node"}, icon="icon.png", files=files
+    )
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    fake.ok("POST", ADMIN, plugin(type="mcp"), status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/icon", plugin())
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: demo-plugin: a configuration-only version is its manifest; not sent: "
+        "README.md, index.js"
+    ) in result.stderr
+
+
+def test_identical_existing_version_does_not_judge_the_icon_it_will_not_send(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": b"not an image"}, icon="icon.png")
+    existing_admin(fake, sha256=local_sha256(directory), distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "already published, identical" in result.stdout
+    assert fake.writes() == []

@@ -136,3 +136,35 @@ def test_fallback_refuses_to_drop_files_and_creates_no_version(
         "index.js",
         "manifest.json",
     ]
+
+
+def test_rerun_after_a_fallback_finds_the_inline_version_identical(
+    broken_storage: Market, tmp_path: Path
+) -> None:
+    market = broken_storage
+    folder = write_plugin(tmp_path, "fallback-rerun", files={"index.js": "export const a = 1;\n"})
+    assert market.as_admin("publish", str(folder)).returncode == 0
+    [version] = market.versions("fallback-rerun")
+    assert version["distribution"] == "inline"
+
+    again = market.as_admin("publish", str(folder))
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().startswith(
+        "Up to date: fallback-rerun 1.0.0: already published, identical"
+    )
+    assert "package upload failed" not in again.stderr
+    (folder / "index.js").write_text("export const a = 2;\n")
+
+    changed = market.as_admin("publish", str(folder))
+
+    assert changed.returncode == 1
+    assert (
+        changed.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: PLUGIN_VERSION_EXISTS: version 1.0.0 exists with different content: raise the "
+            "version (the service's version is inline, without a package; the local package is "
+        )
+    )
+    assert market.versions("fallback-rerun") == [version]

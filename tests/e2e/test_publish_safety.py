@@ -81,6 +81,12 @@ def test_direct_publishes_when_every_file_fits_the_inline_form(
     assert version["distribution"] == "inline"
     assert version["manifest"]["inlineCode"] == "export const x = 1;\n"
 
+    again = market.as_admin("publish", str(folder), "--direct")
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Up to date: direct-fits 1.0.0: already published, identical"
+    assert market.versions("direct-fits") == [version]
+
 
 # 2. publish-batch never deletes another account's plugin
 

@@ -29,7 +29,15 @@ from marketplace.cli.manifest_check import (
 )
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
-from marketplace.cli.pack import IGNORE_FILE, PackEntry, PackResult, pack, select, total_size
+from marketplace.cli.pack import (
+    IGNORE_FILE,
+    PackEntry,
+    PackResult,
+    listing,
+    pack,
+    select,
+    total_size,
+)
 from marketplace.rules.limits import ICON_MAX_BYTES
 from marketplace.rules.vocabulary import MANIFEST_NAME
 
@@ -223,15 +231,15 @@ class Publisher:
         if remote is not None and change is None:
             outcome.plugin_id = remote.id
             existing = self.group.remote_version(remote, manifest.version)
-        if manifest.local_icon is not None:
-            self.limits.check_icon(plugin_dir, manifest.local_icon)
         with tempfile.TemporaryDirectory(prefix="marketplace-publish-") as temp:
             prepared = self._prepare(plugin_dir, manifest, Path(temp))
             outcome.sha256 = prepared.sha256
             outcome.size = prepared.package.size if prepared.package is not None else None
             outcome.files = prepared.files
             if existing is not None:
-                return self._existing(manifest, existing, prepared, outcome)
+                return self._existing(plugin_dir, manifest, existing, prepared, outcome)
+            if manifest.local_icon is not None:
+                self.limits.check_icon(plugin_dir, manifest.local_icon)
             if self.options.dry_run:
                 return self._plan(manifest, remote, change, prepared, outcome)
             plugin_id = self._ensure_record(manifest, remote, change, outcome)
@@ -274,6 +282,7 @@ class Publisher:
 
     def _prepare(self, plugin_dir: Path, manifest: PluginManifest, temp: Path) -> Prepared:
         if manifest.config_only:
+            warn_not_sent(self.out, manifest, plugin_dir)
             return Prepared("config_only", [], body=manifest.raw)
         selection = select(plugin_dir)
         warn_left_out(self.out, manifest.id, selection.secrets_left_out)
@@ -290,6 +299,7 @@ class Publisher:
 
     def _existing(
         self,
+        plugin_dir: Path,
         manifest: PluginManifest,
         remote: dict[str, Any],
         prepared: Prepared,
@@ -299,6 +309,12 @@ class Publisher:
         with --skip-existing); nothing is written either way."""
         version = manifest.version
         difference = content_difference(remote, prepared)
+        if difference is not None and fallback_made(remote, prepared):
+            # Made by the inline fallback from a folder the inline form holds whole: the
+            # same content if the same inline manifest.
+            inline = Prepared("inline", prepared.files, body=inline_manifest(plugin_dir, manifest))
+            if content_difference(remote, inline) is None:
+                difference = None
         outcome.distribution = str(remote.get("distribution") or prepared.distribution)
         if difference is None:
             outcome.status = SKIPPED
@@ -365,7 +381,7 @@ class Publisher:
             found = self.group.remote_version(remote, manifest.version) if remote else None
             if found is None:
                 raise
-            self._existing(manifest, found, prepared, outcome)
+            self._existing(plugin_dir, manifest, found, prepared, outcome)
             return
         outcome.status = PUBLISHED
         outcome.detail = f"version {manifest.version} ({outcome.distribution})"
@@ -472,6 +488,15 @@ class Publisher:
         return outcome
 
 
+def fallback_made(remote: dict[str, Any], prepared: Prepared) -> bool:
+    """The service's version may be the inline fallback of this local package."""
+    return (
+        remote.get("distribution") == "inline"
+        and prepared.package is not None
+        and not prepared.inline_drops
+    )
+
+
 def content_difference(remote: dict[str, Any], prepared: Prepared) -> str | None:
     """How the service's version differs from the local one; None when identical (the
     same package bytes, or the same create-version manifest)."""
@@ -479,6 +504,11 @@ def content_difference(remote: dict[str, Any], prepared: Prepared) -> str | None
         theirs = remote.get("sha256")
         if theirs == prepared.package.sha256:
             return None
+        if theirs is None:
+            return (
+                f"the service's version is {remote.get('distribution')}, without a package; "
+                f"the local package is {prepared.package.sha256}"
+            )
         return f"the service has sha256 {theirs}, the local package is {prepared.package.sha256}"
     if (
         remote.get("distribution") == prepared.distribution
@@ -489,6 +519,18 @@ def content_difference(remote: dict[str, Any], prepared: Prepared) -> str | None
         f"the service's {remote.get('distribution')} version differs from the local "
         f"{prepared.distribution} manifest"
     )
+
+
+def warn_not_sent(out: Output, manifest: PluginManifest, plugin_dir: Path) -> None:
+    """A configuration-only version is its manifest: say which files of the folder it
+    does not carry (a local icon goes up through the icon endpoint)."""
+    kept = {MANIFEST_NAME, manifest.local_icon}
+    others = sorted(name for name in listing(plugin_dir).files if name not in kept)
+    if others:
+        out.warn(
+            f"{manifest.id}: a configuration-only version is its manifest; not sent: "
+            f"{', '.join(others)}"
+        )
 
 
 def warn_left_out(out: Output, plugin_key: str, left_out: list[str]) -> None:
