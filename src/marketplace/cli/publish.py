@@ -160,9 +160,8 @@ def refuse_rejected(created: Any, version: str) -> None:
 
 @dataclass
 class Prepared:
-    """What a version of the folder will be, made before any write: the package (packed
-    and checked against the service's limit) or the create-version manifest, and the
-    files the package holds."""
+    """What a version of the folder will be, made before any write: the package or the
+    create-version manifest, and the files the package holds."""
 
     distribution: str
     files: list[tuple[str, int]]
@@ -238,6 +237,9 @@ class Publisher:
             outcome.files = prepared.files
             if existing is not None:
                 return self._existing(plugin_dir, manifest, existing, prepared, outcome)
+            # What will be sent, against the service's limits.
+            if prepared.package is not None:
+                self.limits.check_package(prepared.package.size)
             if manifest.local_icon is not None:
                 self.limits.check_icon(plugin_dir, manifest.local_icon)
             if self.options.dry_run:
@@ -294,7 +296,6 @@ class Publisher:
         package = pack_plugin(
             plugin_dir, manifest, temp / package_name(manifest), self.out, selection.entries
         )
-        self.limits.check_package(package.size)
         return Prepared("tarball", files, package=package, inline_drops=drops)
 
     def _existing(
