@@ -25,6 +25,7 @@ from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
 from marketplace.catalog.endpoints import router as catalog_router
 from marketplace.catalog.http import install_purchase_states
+from marketplace.catalog.limits import router as limits_router
 from marketplace.catalog.revocations import router as revocations_router
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import purchase_states
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scenario_admin_router)
     app.include_router(scenario_public_router)
     app.include_router(revocations_router)  # before any /api/v1/plugins/{...} route
+    app.include_router(limits_router)
     app.include_router(catalog_router)
     app.include_router(commerce_router)
     app.include_router(console_router)

@@ -218,6 +218,7 @@ async def test_publish_token_cannot_read_outside_the_developer_group(
     pat = await issue(client, dev, scopes=["publish"])
     ok(await client.get("/api/v1/developer/plugins", headers=pat.headers))
     ok(await client.get("/api/v1/plugins/categories", headers=pat.headers))  # the tool needs it
+    ok(await client.get("/api/v1/limits", headers=pat.headers))  # and this, before writing
     err(await client.get("/api/v1/plugins/browse", headers=pat.headers), 403, "FORBIDDEN")
     err(await client.get("/api/v1/plugins/installed", headers=pat.headers), 403, "FORBIDDEN")
 

@@ -15,6 +15,20 @@ from tests.cli.fake_api import FakeApi
 BACKEND = "http://market.test"
 TOKEN = "test-token"
 CATEGORIES = ["productivity", "development", "utility"]
+LIMITS_PATH = "/api/v1/limits"
+LIMITS = ("GET", LIMITS_PATH)
+
+
+def serve_limits(fake: FakeApi, package: int = 100 * 1024 * 1024, icon: int = 256 * 1024) -> None:
+    """The service's GET /api/v1/limits."""
+    data = {
+        "pluginPackageMaxBytes": package,
+        "scenarioPackageMaxBytes": 50 * 1024 * 1024,
+        "iconMaxBytes": icon,
+        "iconMediaTypes": ["image/jpeg", "image/png", "image/svg+xml", "image/webp"],
+    }
+    fake.ok("GET", LIMITS_PATH, data)
+
 
 Invoke = Callable[..., Result]
 
@@ -22,11 +36,13 @@ Invoke = Callable[..., Result]
 def as_admin(fake: FakeApi, role: str = "ADMIN") -> None:
     fake.ok("GET", "/api/v1/auth/me", {"user": {"id": "u1", "email": "a@x", "role": role}})
     fake.ok("GET", "/api/v1/admin/plugins/categories", {"items": [{"key": k} for k in CATEGORIES]})
+    serve_limits(fake)
 
 
 def as_developer(fake: FakeApi) -> None:
     fake.ok("GET", "/api/v1/auth/me", {"user": {"id": "u2", "email": "d@x", "role": "DEVELOPER"}})
     fake.ok("GET", "/api/v1/plugins/categories", {"items": [{"key": k} for k in CATEGORIES]})
+    serve_limits(fake)
 
 
 def base_manifest(plugin_id: str = "demo-plugin", **overrides: Any) -> dict[str, Any]:

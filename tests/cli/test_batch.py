@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from marketplace.cli.pack import pack
 
 from .fake_api import FakeApi, envelope, error
 from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json
@@ -32,22 +35,27 @@ class AdminService:
         return envelope({"id": f"id-{key}", "pluginKey": key, "type": "tool"}, 201)
 
 
-def remote(key: str, kind: str = "tool") -> dict[str, Any]:
-    return {"id": f"old-{key}", "pluginKey": key, "type": kind}
+def remote(key: str, kind: str = "tool", owner: str | None = None) -> dict[str, Any]:
+    return {"id": f"old-{key}", "pluginKey": key, "type": kind, "ownerId": owner}
+
+
+def sha256_of(folder: Path) -> str:
+    with tempfile.TemporaryDirectory() as temp:
+        return pack(folder, Path(temp) / "p.tar.gz").sha256
 
 
 def test_batch_publishes_every_folder_and_summarises(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
     make_plugin(tmp_path, "alpha")
-    make_plugin(tmp_path, "beta")
+    beta = make_plugin(tmp_path, "beta")
     make_plugin(tmp_path, "gamma", version="not-semver")
     make_plugin(tmp_path, "delta", type="skill")
     (tmp_path / "not-a-plugin").mkdir()
     AdminService(fake, [remote("beta"), remote("delta", "tool")])
     fake.ok("POST", f"{ADMIN}/id-alpha/upload", {}, 201)
-    fake.ok("PUT", f"{ADMIN}/old-beta", {})
-    fake.on("POST", f"{ADMIN}/old-beta/upload", error(409, "PLUGIN_VERSION_EXISTS", "exists"))
+    existing = {"version": "1.0.0", "sha256": sha256_of(beta), "distribution": "tarball"}
+    fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [existing]})
     fake.ok("DELETE", f"{ADMIN}/old-delta", {})
     fake.ok("POST", f"{ADMIN}/id-delta/upload", {}, 201)
     result = invoke(["publish-batch", str(tmp_path)])
@@ -55,8 +63,6 @@ def test_batch_publishes_every_folder_and_summarises(
     assert fake.writes() == [
         ("POST", ADMIN),
         ("POST", f"{ADMIN}/id-alpha/upload"),
-        ("PUT", f"{ADMIN}/old-beta"),
-        ("POST", f"{ADMIN}/old-beta/upload"),
         ("DELETE", f"{ADMIN}/old-delta"),
         ("POST", ADMIN),
         ("POST", f"{ADMIN}/id-delta/upload"),
@@ -65,7 +71,7 @@ def test_batch_publishes_every_folder_and_summarises(
     assert "2 published, 1 skipped, 1 failed" in result.stdout
     rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
     assert "skipped" in rows["beta"]
-    assert "up to date" in rows["beta"]
+    assert "already published, identical" in rows["beta"]
     assert "failed" in rows["gamma"]
     assert "MANIFEST_INVALID" in rows["gamma"]
     assert "published" in rows["delta"]
@@ -104,11 +110,12 @@ def test_only_matches_folder_names_and_reports_unknown_names(
 
 def test_dry_run_reads_but_never_writes(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
     make_plugin(tmp_path, "alpha")
-    make_plugin(tmp_path, "beta")
+    beta = make_plugin(tmp_path, "beta")
     make_plugin(tmp_path, "delta", type="skill")
     make_plugin(tmp_path, "omega", version="2.0.0", main="", mcp={"command": "x"})
     AdminService(fake, [remote("beta"), remote("delta"), remote("omega")])
-    fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [{"version": "1.0.0"}]})
+    existing = {"version": "1.0.0", "sha256": sha256_of(beta)}
+    fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [existing]})
     fake.ok("GET", f"{ADMIN}/old-omega/versions", {"items": [{"version": "1.0.0"}]})
     result = invoke(["publish-batch", str(tmp_path), "--dry-run", "--json"])
     assert result.exit_code == 0, result.output
@@ -119,6 +126,9 @@ def test_dry_run_reads_but_never_writes(tmp_path: Path, fake: FakeApi, invoke: I
     assert len(results["alpha"]["sha256"]) == 64
     assert results["beta"]["status"] == "skipped"
     assert results["delta"]["actions"][0] == "would delete and recreate plugin (type tool -> skill)"
+    assert results["delta"]["detail"] == (
+        "would delete and recreate (type tool -> skill), then would publish 1.0.0 (tarball)"
+    )
     assert results["omega"]["distribution"] == "config_only"
 
 
@@ -161,3 +171,64 @@ def test_a_failure_before_any_plugin_stops_the_batch(
     result = invoke(["publish-batch", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.strip() == "error: UNAUTHORIZED: Token expired (HTTP 401)"
+
+
+def test_type_change_of_a_plugin_owned_by_another_account_fails_and_deletes_nothing(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "theirs", type="skill")
+    make_plugin(tmp_path, "mine", type="skill")
+    AdminService(fake, [remote("theirs", owner="dev-7"), remote("mine", owner="u1")])
+    fake.ok("DELETE", f"{ADMIN}/old-mine", {})
+    fake.ok("POST", f"{ADMIN}/id-mine/upload", {}, 201)
+    result = invoke(["publish-batch", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    assert fake.writes() == [
+        ("DELETE", f"{ADMIN}/old-mine"),
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/id-mine/upload"),
+    ]
+    results = {r["pluginKey"]: r for r in stdout_json(result)["data"]["results"]}
+    assert results["mine"]["status"] == "published"
+    assert results["theirs"]["status"] == "failed"
+    assert results["theirs"]["detail"] == (
+        "PLUGIN_NOT_OWNED: type tool -> skill: the plugin belongs to another account "
+        "(owner dev-7); it is not deleted and recreated: nothing was changed"
+    )
+
+
+def test_dry_run_says_which_plugins_would_be_deleted_and_recreated(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "theirs", type="skill")
+    make_plugin(tmp_path, "mine", type="skill")
+    AdminService(fake, [remote("theirs", owner="dev-7"), remote("mine", owner="u1")])
+    result = invoke(["publish-batch", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 1
+    assert fake.writes() == []
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
+    assert "would delete and recreate (type tool -> skill)" in rows["mine"]
+    assert "failed" in rows["theirs"]
+    assert "PLUGIN_NOT_OWNED" in rows["theirs"]
+
+
+def test_skip_existing_lets_a_batch_rerun_pass_over_changed_versions(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    make_plugin(tmp_path, "beta")
+    AdminService(fake, [remote("beta")])
+    other = {"version": "1.0.0", "sha256": "ab" * 32, "distribution": "tarball"}
+    fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [other]})
+    failed = invoke(["publish-batch", str(tmp_path), "--json"])
+    assert failed.exit_code == 1
+    [outcome] = stdout_json(failed)["data"]["results"]
+    assert (outcome["version"], outcome["error"]["code"]) == ("1.0.0", "PLUGIN_VERSION_EXISTS")
+    assert "exists with different content: raise the version" in outcome["detail"]
+    skipped = invoke(["publish-batch", str(tmp_path), "--skip-existing", "--json"])
+    assert skipped.exit_code == 0, skipped.output
+    [outcome] = stdout_json(skipped)["data"]["results"]
+    assert (outcome["status"], outcome["detail"]) == (
+        "skipped",
+        "version 1.0.0 exists with different content: skipped (--skip-existing)",
+    )
+    assert fake.writes() == []

@@ -180,7 +180,7 @@ def test_version_override_is_checked(tmp_path: Path) -> None:
     assert load_checked_manifest(directory, "2.0.0").version == "2.0.0"
 
 
-def test_publish_lists_every_problem_and_sends_nothing(
+def test_publish_lists_every_problem_and_writes_nothing(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
     directory = make_plugin(tmp_path, id="X", version="one", category=None)
@@ -194,7 +194,8 @@ def test_publish_lists_every_problem_and_sends_nothing(
         "  - version",
         "  - category",
     ]
-    assert fake.requests == []
+    # The service is asked for its categories (not reachable here): nothing is written.
+    assert fake.writes() == []
 
 
 def test_unreadable_manifest_is_reported(tmp_path: Path, invoke: Invoke) -> None:
@@ -300,7 +301,7 @@ def test_json_output_carries_every_finding(tmp_path: Path, fake: FakeApi, invoke
             "message": "must be an http(s) URL for transport sse",
         },
     ]
-    assert fake.requests == []
+    assert fake.writes() == []
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from marketplace.cli.pack import (
     collect,
     listing,
     pack,
+    select,
     sha256_file,
     total_size,
 )
@@ -208,3 +209,126 @@ def test_pack_output_is_a_plain_gzip_tar(tmp_path: Path) -> None:
     raw = gzip.decompress(result.path.read_bytes())
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
         assert "manifest.json" in tar.getnames()
+
+
+# .marketplaceignore and the sensitive defaults
+
+
+def test_marketplaceignore_leaves_out_what_it_names_in_gitignore_syntax(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        "build/out.js": "o",
+        "src/keep.js": "k",
+        "src/debug.log": "d",
+        "docs/notes.md": "n",
+        "docs/README.md": "r",
+        ".marketplaceignore": "build/\n*.log\n/docs/*\n!/docs/README.md\n",
+    }
+    directory = make_plugin(tmp_path / "src", files=files)
+
+    result = pack(directory, tmp_path / "p.tar.gz")
+
+    assert list(members(result.path)) == [
+        "docs/README.md",
+        "index.js",
+        "manifest.json",
+        "src/keep.js",
+    ]
+
+
+def test_env_files_and_private_keys_are_left_out_by_default_and_named(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        ".env": "A=1",
+        "config/.env.production": "B=2",
+        "certs/server.pem": "-",
+        "certs/server.key": "-",
+        "ssh/id_rsa": "-",
+        "ssh/id_ed25519.pub": "-",
+        "lib/environment.js": "fine",
+    }
+    directory = make_plugin(tmp_path / "src", files=files)
+
+    selection = select(directory)
+
+    assert [entry.arcname for entry in selection.entries] == [
+        "index.js",
+        "lib/environment.js",
+        "manifest.json",
+    ]
+    assert selection.secrets_left_out == [
+        ".env",
+        "certs/server.key",
+        "certs/server.pem",
+        "config/.env.production",
+        "ssh/id_ed25519.pub",
+        "ssh/id_rsa",
+    ]
+
+
+def test_marketplaceignore_can_re_include_a_default_excluded_file(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        ".env.example": "A=",
+        ".env": "A=1",
+        ".marketplaceignore": "!.env.example\n",
+    }
+    directory = make_plugin(tmp_path / "src", files=files)
+
+    selection = select(directory)
+
+    assert [entry.arcname for entry in selection.entries] == [
+        ".env.example",
+        "index.js",
+        "manifest.json",
+    ]
+    assert selection.secrets_left_out == [".env"]
+
+
+def test_listing_follows_the_same_rules_as_packing(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        ".env": "A=1",
+        "dist/x.js": "x",
+        ".marketplaceignore": "dist/\n",
+    }
+    directory = make_plugin(tmp_path / "src", files=files)
+
+    assert set(listing(directory).files) == {"index.js", "manifest.json"}
+
+
+def test_unreadable_ignore_file_is_a_pack_error(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src")
+    (directory / ".marketplaceignore").write_bytes(b"\xff\xfe\x00bad")
+
+    with pytest.raises(PackError, match=r"\.marketplaceignore: cannot be read as UTF-8 text"):
+        collect(directory)
+
+
+def test_skip_upload_warns_about_the_secrets_it_leaves_out(tmp_path: Path, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path / "src", files={".env": "A=1", "keys/deploy.pem": "-"})
+
+    result = invoke(["publish", str(directory), "--skip-upload", "-o", str(tmp_path / "p.tgz")])
+
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: demo-plugin: not packed, as they usually hold secrets: .env, keys/deploy.pem "
+        "(re-include one with a `!name` line in .marketplaceignore)"
+    ) in result.stderr
+    assert list(members(tmp_path / "p.tgz")) == ["index.js", "manifest.json"]
+
+
+def test_validate_with_an_unreadable_ignore_file_is_a_usage_error(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path / "src")
+    (directory / ".marketplaceignore").write_bytes(b"\xff\xfe\x00bad")
+
+    result = invoke(["validate", str(directory)], auth=False)
+
+    assert result.exit_code == 2
+    assert "error: USAGE: .marketplaceignore: cannot be read as UTF-8 text" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_invalid_ignore_pattern_is_a_pack_error_naming_its_line(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={".marketplaceignore": "dist/\n!\n"})
+
+    with pytest.raises(PackError, match=r"^\.marketplaceignore, line 2: '!' is not a pattern$"):
+        collect(directory)

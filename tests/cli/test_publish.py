@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -13,7 +14,15 @@ import pytest
 from marketplace.cli.pack import pack
 
 from .fake_api import FakeApi, error
-from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json
+from .helpers import (
+    LIMITS,
+    Invoke,
+    as_admin,
+    as_developer,
+    make_plugin,
+    serve_limits,
+    stdout_json,
+)
 
 ADMIN = "/api/v1/admin/plugins"
 DEV = "/api/v1/developer/plugins"
@@ -32,7 +41,7 @@ DEV_PUT_FIELDS = {
     "repository",
     "platforms",
 }
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + b"\x00" * 64  # as the service sniffs it
 UI_MANIFEST: dict[str, Any] = {
     "contributes": {"ui": {"entry": "ui.js"}},
     "permissions": ["ui.render"],
@@ -89,6 +98,7 @@ def test_admin_creates_an_official_plugin_uploads_the_package_and_the_icon(
     assert fake.calls() == [
         ME,
         ADMIN_CATEGORIES,
+        LIMITS,
         ("GET", ADMIN),
         ("POST", ADMIN),
         ("POST", f"{ADMIN}/p-1/upload"),
@@ -139,6 +149,7 @@ def test_admin_updates_an_existing_plugin_found_by_exact_key(
     as_admin(fake)
     other = {"id": "p-9", "pluginKey": "demo-plugin-extra", "type": "mcp"}
     fake.ok("GET", ADMIN, admin_list(other, plugin()))
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": []})
     fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.ok("POST", f"{ADMIN}/p-1/upload", {"id": "v-2"}, status=201)
     result = invoke(["publish", str(directory)])
@@ -168,6 +179,7 @@ def test_admin_lookup_pages_through_search_results(
         httpx.Response(200, json={"success": True, "data": admin_list(*near, total=101)}),
         httpx.Response(200, json={"success": True, "data": admin_list(plugin(), total=101)}),
     )
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": []})
     fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.ok("POST", f"{ADMIN}/p-1/upload", {}, status=201)
     result = invoke(["publish", str(directory)])
@@ -186,6 +198,7 @@ def test_developer_publishes_through_the_developer_group(
     assert fake.calls() == [
         ME,
         PUBLIC_CATEGORIES,
+        LIMITS,
         ("GET", f"{DEV}/demo-plugin"),
         ("POST", f"{DEV}/publish"),
         ("POST", f"{DEV}/p-1/upload-version"),
@@ -281,16 +294,101 @@ def test_content_errors_do_not_fall_back(tmp_path: Path, fake: FakeApi, invoke: 
     assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
 
 
-def test_existing_version_is_reported_as_up_to_date(
+def existing_admin(fake: FakeApi, **version: Any) -> None:
+    """demo-plugin exists with version 1.0.0 as given."""
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin()))
+    fake.ok("GET", f"{ADMIN}/p-1/versions", {"items": [{"version": "1.0.0", **version}]})
+
+
+def local_sha256(directory: Path) -> str:
+    with tempfile.TemporaryDirectory() as temp:
+        return pack(directory, Path(temp) / "p.tar.gz").sha256
+
+
+def test_existing_identical_version_is_up_to_date_without_any_write(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
     directory = make_plugin(tmp_path)
-    admin_new(fake)
+    sha = local_sha256(directory)
+    existing_admin(fake, sha256=sha, distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"Up to date: demo-plugin 1.0.0: already published, identical (sha256 {sha})"
+    )
+    assert fake.writes() == []
+
+
+def test_existing_version_with_other_content_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    existing_admin(fake, sha256="ab" * 32, distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: PLUGIN_VERSION_EXISTS: version 1.0.0 exists with different content: raise the "
+        f"version (the service has sha256 {'ab' * 32}, the local package is "
+        f"{local_sha256(directory)})"
+    )
+    assert fake.writes() == []
+
+
+def test_skip_existing_skips_a_different_existing_version_and_says_so(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    existing_admin(fake, sha256="ab" * 32, distribution="tarball")
+    result = invoke(["publish", str(directory), "--skip-existing"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "Skipped: demo-plugin 1.0.0: version 1.0.0 exists with different content: "
+        "skipped (--skip-existing)"
+    )
+    assert "warning: demo-plugin: version 1.0.0 exists with different content" in result.stderr
+    assert fake.writes() == []
+
+
+def test_existing_config_only_version_is_compared_by_manifest(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, main="", type="mcp", mcp={"command": "node"})
+    manifest = json.loads((directory / "manifest.json").read_text())
+    existing_admin(fake, sha256=None, distribution="config_only", manifest=manifest)
+    fake.ok("GET", ADMIN, admin_list(plugin(type="mcp")))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "already published, identical" in result.stdout
+    manifest["description"] = "changed"
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert "version 1.0.0 exists with different content: raise the version" in result.stderr
+    assert fake.writes() == []
+
+
+def test_version_created_meanwhile_is_judged_like_an_existing_one(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    sha = local_sha256(directory)
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list(plugin()))
+    fake.on(
+        "GET",
+        f"{ADMIN}/p-1/versions",
+        httpx.Response(200, json={"success": True, "data": {"items": []}}),
+        httpx.Response(
+            200,
+            json={"success": True, "data": {"items": [{"version": "1.0.0", "sha256": sha}]}},
+        ),
+    )
+    fake.ok("PUT", f"{ADMIN}/p-1", plugin())
     fake.on("POST", f"{ADMIN}/p-1/upload", error(409, "PLUGIN_VERSION_EXISTS", "exists"))
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 0, result.output
-    assert "Up to date: demo-plugin 1.0.0" in result.stdout
-    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+    assert "Up to date: demo-plugin 1.0.0: already published, identical" in result.stdout
 
 
 REJECTED = {
@@ -344,7 +442,24 @@ def test_unknown_category_is_refused_before_any_write(
     result = invoke(["publish", str(directory)])
     assert result.exit_code == 1
     assert 'PLUGIN_INVALID_CATEGORY: Invalid category "gardening"' in result.stderr
-    assert fake.calls() == [ME, ADMIN_CATEGORIES]
+    assert fake.calls() == [ME, ADMIN_CATEGORIES, LIMITS]
+
+
+def test_unknown_category_is_listed_with_the_other_manifest_problems(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, category="gardening", version="one")
+    as_admin(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "error: MANIFEST_INVALID: manifest.json has 2 problems"
+    assert any(line.startswith("  - version: ") for line in lines[1:])
+    assert (
+        '  - category: Invalid category "gardening" (the service knows: development, '
+        "productivity, utility)"
+    ) in lines
+    assert fake.writes() == []
 
 
 def test_type_change_needs_allow_recreate(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
@@ -478,3 +593,166 @@ def test_unverified_developer_gets_the_service_error(
     assert result.stderr.strip() == (
         "error: DEVELOPER_NOT_VERIFIED: Developer identity is not verified (HTTP 403)"
     )
+
+
+# Nothing lost, nothing half done: the checks before the first write
+
+
+def test_direct_refuses_a_folder_whose_files_the_inline_form_would_drop(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"helper.js": "h", "data.bin": b"\x00\x01"})
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--direct"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: --direct: an inline-code version carries only "
+        "manifest.json, index.js; it would drop 2 files: data.bin, helper.js"
+    )
+    assert fake.writes() == []
+
+
+def test_direct_counts_the_ui_entry_and_a_local_icon_as_carried(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    files: dict[str, str | bytes] = {"ui.js": "render()", "icon.png": PNG}
+    directory = make_plugin(tmp_path, files=files, icon="icon.png", **UI_MANIFEST)
+    admin_new(fake)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/icon", plugin())
+    result = invoke(["publish", str(directory), "--direct"])
+    assert result.exit_code == 0, result.output
+    assert fake.writes() == [
+        ("POST", ADMIN),
+        ("POST", f"{ADMIN}/p-1/create-version"),
+        ("POST", f"{ADMIN}/p-1/icon"),
+    ]
+
+
+def test_inline_fallback_refuses_when_it_would_drop_files(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"helper.js": "h", "data.bin": b"\x00"})
+    admin_new(fake)
+    fake.on("POST", f"{ADMIN}/p-1/upload", error(500, "INTERNAL_ERROR", "Internal server error"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: package upload failed (INTERNAL_ERROR: Internal server "
+        "error (HTTP 500)) and the inline-code fallback would lose files; nothing was "
+        "published: an inline-code version carries only manifest.json, index.js; it would "
+        "drop 2 files: data.bin, helper.js"
+    )
+    assert ("POST", f"{ADMIN}/p-1/create-version") not in fake.calls()
+    assert "Published" not in result.stdout
+
+
+def test_bad_icon_content_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": b"not a png"}, icon="icon.png")
+    admin_new(fake)
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: PLUGIN_ICON_INVALID: icon.png: Icon must be a png, jpeg, svg or webp image"
+    )
+    assert fake.writes() == []
+
+
+def test_icon_over_the_services_limit_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": PNG}, icon="icon.png")
+    as_admin(fake)
+    serve_limits(fake, icon=64)  # the service's own, lower than the contract's 256 KiB
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: PLUGIN_ICON_TOO_LARGE: icon.png is {len(PNG)} B ({len(PNG)} bytes), over the "
+        "service's icon limit of 64 B (64 bytes)"
+    )
+    assert fake.writes() == []
+
+
+def test_package_over_the_services_limit_is_refused_before_upload(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"data.bin": os.urandom(4096)})
+    as_admin(fake)
+    serve_limits(fake, package=1024)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--json"])
+    assert result.exit_code == 1
+    error_doc = stdout_json(result)["error"]
+    assert error_doc["code"] == "PLUGIN_PACKAGE_TOO_LARGE"
+    size = error_doc["details"]["size"]
+    assert error_doc["details"] == {"limit": 1024, "size": size}
+    assert size > 4096
+    assert error_doc["message"] == (
+        f"the package is {size / 1024:.1f} KiB ({size} bytes), over the service's limit of "
+        "1.0 KiB (1024 bytes); nothing was uploaded"
+    )
+    assert fake.writes() == []
+
+
+def test_server_without_limits_endpoint_is_still_published_to(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    admin_new(fake)
+    fake.on("GET", LIMITS[1], error(404, "NOT_FOUND", "Not found"))
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+
+
+def test_dry_run_lists_every_packed_file_with_its_size_and_writes_nothing(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"lib/a.js": "a" * 2000, ".env": "SECRET=1"})
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    result = invoke(["publish", str(directory), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    manifest_size = (directory / "manifest.json").stat().st_size
+    total = 2000 + 25 + manifest_size
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Dry run: demo-plugin 1.0.0: would publish 1.0.0 (tarball)"
+    assert [line.split()[-1] for line in lines[1:4]] == ["index.js", "lib/a.js", "manifest.json"]
+    assert "  2.0 KiB  lib/a.js" in lines
+    assert lines[4] == f"  3 files, {total / 1024:.1f} KiB ({total} bytes)"
+    assert "not packed, as they usually hold secrets: .env" in result.stderr
+    assert fake.writes() == []
+
+
+def test_config_only_publish_names_the_files_it_does_not_send(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    files: dict[str, str | bytes] = {"README.md": "# demo\n", "icon.png": PNG}
+    directory = make_plugin(
+        tmp_path, main="", type="mcp", mcp={"command": "node"}, icon="icon.png", files=files
+    )
+    as_admin(fake)
+    fake.ok("GET", ADMIN, admin_list())
+    fake.ok("POST", ADMIN, plugin(type="mcp"), status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/create-version", {"id": "v-1"}, status=201)
+    fake.ok("POST", f"{ADMIN}/p-1/icon", plugin())
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: demo-plugin: a configuration-only version is its manifest; not sent: "
+        "README.md, index.js"
+    ) in result.stderr
+
+
+def test_identical_existing_version_does_not_judge_the_icon_it_will_not_send(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path, files={"icon.png": b"not an image"}, icon="icon.png")
+    existing_admin(fake, sha256=local_sha256(directory), distribution="tarball")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert "already published, identical" in result.stdout
+    assert fake.writes() == []

@@ -91,11 +91,12 @@ def test_a_login_token_keeps_the_servers_own_words(
 def test_publish_refuses_a_folder_holding_a_secret_before_any_request(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
-    folder = make_plugin(tmp_path, files={"config/.env": f"AWS_KEY={AWS_KEY}\nT={PAT}\n"})
+    # (A `.env` file is not packed at all: see test_pack's sensitive defaults.)
+    folder = make_plugin(tmp_path, files={"config/app.conf": f"AWS_KEY={AWS_KEY}\nT={PAT}\n"})
     result = invoke(["publish", str(folder), "--backend", BACKEND, "--token", PAT], auth=False)
     assert result.exit_code != 0
     assert "SECRETS_FOUND: the plugin folder holds 2 secrets" in result.output
-    assert "file:config/.env: holds what looks like a secret: AWS Access Key" in result.output
+    assert "file:config/app.conf: holds what looks like a secret: AWS Access Key" in result.output
     assert "marketplace publishing token (mkt_…(51 chars)) on line 2" in result.output
     assert AWS_KEY not in result.output and PAT not in result.output.replace(f"--token {PAT}", "")
     assert fake.requests == []

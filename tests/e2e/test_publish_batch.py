@@ -159,7 +159,11 @@ def test_batch_counts_an_existing_version_as_skipped_not_failed(
 
     assert result.returncode == 0, result.stderr
     assert _counts_line(result.stdout) == "2 skipped, 0 failed"
-    assert "again-tarball: version 1.0.0 already exists (up to date)" in result.stderr
+    [tarball] = market.versions("again-tarball")
+    assert (
+        f"again-tarball: version 1.0.0 already published, identical (sha256 {tarball['sha256']})"
+    ) in result.stderr
+    assert "again-config: version 1.0.0 already published, identical" in result.stderr
     after = _state(market, "again-tarball", "again-config")
     assert {k: v[1] for k, v in after.items()} == {k: v[1] for k, v in before.items()}
 

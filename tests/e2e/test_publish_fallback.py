@@ -105,3 +105,66 @@ def test_developer_publish_falls_back_to_a_pending_inline_version(
     [version] = market.versions("dev-fallback")
     assert (version["distribution"], version["reviewStatus"]) == ("inline", "pending")
     assert version["manifest"]["inlineCode"] == "export {};\n"
+
+
+def test_fallback_refuses_to_drop_files_and_creates_no_version(
+    broken_storage: Market, tmp_path: Path
+) -> None:
+    market = broken_storage
+    files: dict[str, str | bytes] = {
+        "index.js": "export {};\n",
+        "helper.js": "export const help = 1;\n",
+        "data.bin": b"\x00\x01\x02",
+    }
+    folder = write_plugin(tmp_path, "fallback-drops", files=files)
+
+    result = market.as_admin("publish", str(folder))
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: INLINE_WOULD_DROP_FILES: package upload failed (INTERNAL_ERROR: Internal server "
+        "error (HTTP 500)) and the inline-code fallback would lose files; nothing was "
+        "published: an inline-code version carries only manifest.json, index.js; it would "
+        "drop 2 files: data.bin, helper.js"
+    )
+    assert "Published" not in result.stdout
+    # The record had to exist for the upload to be tried; no version was made of it.
+    assert market.versions("fallback-drops") == []
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "data.bin",
+        "helper.js",
+        "index.js",
+        "manifest.json",
+    ]
+
+
+def test_rerun_after_a_fallback_finds_the_inline_version_identical(
+    broken_storage: Market, tmp_path: Path
+) -> None:
+    market = broken_storage
+    folder = write_plugin(tmp_path, "fallback-rerun", files={"index.js": "export const a = 1;\n"})
+    assert market.as_admin("publish", str(folder)).returncode == 0
+    [version] = market.versions("fallback-rerun")
+    assert version["distribution"] == "inline"
+
+    again = market.as_admin("publish", str(folder))
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().startswith(
+        "Up to date: fallback-rerun 1.0.0: already published, identical"
+    )
+    assert "package upload failed" not in again.stderr
+    (folder / "index.js").write_text("export const a = 2;\n")
+
+    changed = market.as_admin("publish", str(folder))
+
+    assert changed.returncode == 1
+    assert (
+        changed.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: PLUGIN_VERSION_EXISTS: version 1.0.0 exists with different content: raise the "
+            "version (the service's version is inline, without a package; the local package is "
+        )
+    )
+    assert market.versions("fallback-rerun") == [version]

@@ -242,6 +242,11 @@ async def test_refuses_declared_length_over_the_limit_before_reading(upload_dir:
 
     assert response.status_code == 413
     assert error_of(response)["code"] == "PLUGIN_PACKAGE_TOO_LARGE"
+    assert error_of(response)["details"] == {
+        "limit": LIMIT,
+        "size": 10 * LIMIT,
+        "sizeMeasured": "content-length",
+    }
     assert not trickle.started
 
 
@@ -251,6 +256,10 @@ async def test_refuses_streamed_body_growing_past_the_limit(upload_dir: Path) ->
     response = await post(make_app(upload_dir), trickle)
 
     assert response.status_code == 413
+    details = error_of(response)["details"]
+    # The stream was cut: the size is what the file part had sent when it passed the limit.
+    assert (details["limit"], details["sizeMeasured"]) == (LIMIT, "file-read-so-far")
+    assert LIMIT < details["size"] <= LIMIT + 4 * KIB
     assert trickle.sent < 100  # stopped at the limit, long before the end
     assert leftovers(upload_dir) == []
 
@@ -261,6 +270,8 @@ async def test_refuses_with_the_callers_too_large_error(upload_dir: Path) -> Non
     response = await post(app, form(part("file", b"x" * (KIB + 1), "icon.png")))
 
     assert (response.status_code, error_of(response)["code"]) == (413, "PLUGIN_ICON_TOO_LARGE")
+    assert error_of(response)["details"]["limit"] == KIB
+    assert error_of(response)["message"].startswith("Icon is larger than")
 
 
 async def test_refuses_non_numeric_content_length(upload_dir: Path) -> None:

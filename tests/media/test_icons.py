@@ -297,4 +297,4 @@ def test_icon_limit_can_be_lowered_by_the_caller() -> None:
     with pytest.raises(IconTooLarge) as caught:
         icon_data_url(JPEG, max_bytes=100)
 
-    assert caught.value.details == {"maxBytes": 100}
+    assert caught.value.details == {"maxBytes": 100, "limit": 100, "size": len(JPEG)}

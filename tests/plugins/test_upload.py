@@ -379,7 +379,15 @@ async def test_declared_oversize_body_is_413_before_reading(
             "content-length": str(3 * 1024 * 1024),
         },
     )
-    err(response, 413, "PLUGIN_PACKAGE_TOO_LARGE")
+    error = err(response, 413, "PLUGIN_PACKAGE_TOO_LARGE")
+    assert error["details"] == {
+        "limit": 1024 * 1024,
+        "size": 3 * 1024 * 1024,
+        "sizeMeasured": "content-length",
+    }
+    assert error["message"] == (
+        "Plugin package is too large: 3145728 bytes (content-length), the limit is 1048576 bytes"
+    )
 
 
 async def test_streamed_body_past_limit_is_413(
@@ -407,7 +415,13 @@ async def test_streamed_body_past_limit_is_413(
         content=body(),
         headers={**dev.headers, "content-type": f"multipart/form-data; boundary={boundary}"},
     )
-    err(response, 413, "PLUGIN_PACKAGE_TOO_LARGE")
+    error = err(response, 413, "PLUGIN_PACKAGE_TOO_LARGE")
+    # Chunked: the file part was cut once past the limit; size is what had arrived of it.
+    assert (error["details"]["limit"], error["details"]["sizeMeasured"]) == (
+        1024 * 1024,
+        "file-read-so-far",
+    )
+    assert 1024 * 1024 < error["details"]["size"] <= 1024 * 1024 + 65536
     async with sessionmaker() as session:
         assert await session.scalar(select(func.count()).select_from(PluginVersion)) == 0
 

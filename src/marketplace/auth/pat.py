@@ -45,7 +45,7 @@ _ACCOUNT_PREFIXES = ("/api/v1/auth/", "/api/v1/developer/register", "/api/v1/dev
 _PLUGIN_GROUP = "/api/v1/developer/plugins"
 _SCENARIO_GROUP = "/api/v1/marketplace/developer/"
 # Reads outside the developer group that publishing needs.
-_PUBLISH_READS = frozenset({"/api/v1/plugins/categories"})
+_PUBLISH_READS = frozenset({"/api/v1/plugins/categories", "/api/v1/limits"})
 
 
 class Scope(enum.StrEnum):

@@ -2,7 +2,8 @@
 
 A folder is a plugin folder when it holds a manifest.json. One plugin's failure does not
 stop the others; the summary lists each result and the exit status is 1 when any failed.
-When a remote plugin's type differs from its manifest, it is deleted and recreated (admin).
+When a remote plugin's type differs from its manifest, it is deleted and recreated (admin),
+never when it belongs to another account: that plugin fails, nothing is deleted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from rich.table import Table
 from marketplace.cli.config import resolve_credentials
 from marketplace.cli.context import get_runtime
 from marketplace.cli.errors import CliError
-from marketplace.cli.groups import open_group
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
 from marketplace.cli.publish import (
@@ -26,9 +26,12 @@ from marketplace.cli.publish import (
     PLANNED,
     PUBLISHED,
     SKIPPED,
+    DryRunOption,
     Outcome,
     Publisher,
     PublishOptions,
+    SkipExistingOption,
+    open_publisher,
 )
 from marketplace.rules.manifest import UnreadableManifest, load_manifest
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -40,19 +43,25 @@ STATUS_STYLES = {PUBLISHED: "green", SKIPPED: "cyan", PLANNED: "blue", FAILED: "
 class Candidate:
     folder: Path
     plugin_key: str
+    version: str | None = None  # as declared, for the summary of a failure
 
     def matches(self, names: set[str]) -> bool:
         return self.plugin_key in names or self.folder.name in names
 
 
-def _declared_id(folder: Path) -> str:
-    """The manifest id when readable, else the folder name (the manifest is checked later)."""
+def _declared(folder: Path) -> Candidate:
+    """The manifest id (else the folder name) and version when readable (the manifest is
+    checked later)."""
     try:
         document = load_manifest((folder / MANIFEST_NAME).read_bytes())
     except (OSError, UnreadableManifest):
-        return folder.name
-    value = document.get("id")
-    return value if isinstance(value, str) and value else folder.name
+        return Candidate(folder, folder.name)
+    key, version = document.get("id"), document.get("version")
+    return Candidate(
+        folder,
+        key if isinstance(key, str) and key else folder.name,
+        version if isinstance(version, str) and version else None,
+    )
 
 
 def discover(root: Path) -> list[Candidate]:
@@ -60,7 +69,7 @@ def discover(root: Path) -> list[Candidate]:
     folders = sorted(
         child for child in root.iterdir() if child.is_dir() and (child / MANIFEST_NAME).is_file()
     )
-    return [Candidate(folder, _declared_id(folder)) for folder in folders]
+    return [_declared(folder) for folder in folders]
 
 
 def parse_names(value: str | None) -> set[str]:
@@ -85,10 +94,10 @@ def publish_all(publisher: Publisher, candidates: list[Candidate]) -> list[Outco
             outcomes.append(publisher.publish(candidate.folder))
         except CliError as exc:
             publisher.out.step(f"{candidate.plugin_key}: failed: {exc.one_line()}")
-            outcomes.append(Outcome.failure(candidate.plugin_key, exc))
+            outcomes.append(Outcome.failure(candidate.plugin_key, exc, candidate.version))
         except OSError as exc:
             error = CliError("IO_ERROR", str(exc))
-            outcomes.append(Outcome.failure(candidate.plugin_key, error))
+            outcomes.append(Outcome.failure(candidate.plugin_key, error, candidate.version))
     return outcomes
 
 
@@ -150,9 +159,7 @@ def publish_batch_command(
     skip: Annotated[
         str | None, typer.Option("--skip", help="Skip these plugins (comma separated).")
     ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Say what would be done; change nothing remote.")
-    ] = False,
+    dry_run: DryRunOption = False,
     direct: Annotated[
         bool,
         typer.Option("--direct", help="Create versions with inline code, without object storage."),
@@ -160,6 +167,7 @@ def publish_batch_command(
     changelog: Annotated[
         str | None, typer.Option("--changelog", help="Changelog for every version.")
     ] = None,
+    skip_existing: SkipExistingOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Publish every plugin folder under ROOT, then print a summary."""
@@ -169,11 +177,12 @@ def publish_batch_command(
         chosen, unknown = select(discover(root), parse_names(only), parse_names(skip))
         credentials = resolve_credentials(backend, token)
         credentials.require_token()
-        options = PublishOptions(None, changelog, direct, dry_run, recreate_on_type_change=True)
+        options = PublishOptions(
+            None, changelog, direct, dry_run, recreate_on_type_change=True,
+            skip_existing=skip_existing,
+        )  # fmt: skip
         with runtime.client(credentials.backend, credentials.token) as api:
-            group = open_group(api)
-            publisher = Publisher(group, group.categories(), out, options)
-            outcomes = publish_all(publisher, chosen)
+            outcomes = publish_all(open_publisher(api, out, options), chosen)
     missing = CliError("PLUGIN_FOLDER_NOT_FOUND", f"no plugin folder under {root}")
     outcomes += [Outcome.failure(name, missing) for name in unknown]
     if json_output:

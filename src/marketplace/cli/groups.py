@@ -28,20 +28,26 @@ class RemotePlugin:
     type: str | None
     # Known only from the developer detail; the admin group asks for them separately.
     versions: tuple[str, ...] | None = None
+    owner_id: str | None = None
+    # The version representations (sha256, manifest, distribution) of the detail.
+    version_items: tuple[dict[str, Any], ...] | None = None
 
     @classmethod
     def from_json(cls, data: Any, what: str) -> RemotePlugin:
         body = expect_object(data, what)
         versions = body.get("versions")
-        known = None
+        items = None
         if isinstance(versions, list):
-            known = tuple(str(item.get("version")) for item in versions if isinstance(item, dict))
+            items = tuple(item for item in versions if isinstance(item, dict))
         kind = body.get("type")
+        owner = body.get("ownerId")
         return cls(
             id=expect_str(body, "id", what),
             plugin_key=expect_str(body, "pluginKey", what),
             type=kind if isinstance(kind, str) else None,
-            versions=known,
+            versions=None if items is None else tuple(str(i.get("version")) for i in items),
+            owner_id=owner if isinstance(owner, str) else None,
+            version_items=items,
         )
 
 
@@ -106,8 +112,24 @@ class PluginGroup(ABC):
     # Whether what this group creates waits for an administrator's review.
     reviewed: bool
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: ApiClient, account_id: str | None = None) -> None:
         self.api = api
+        # The caller's account (from auth/me; unknown for a publishing token).
+        self.account_id = account_id
+
+    def owned_by_another(self, plugin: RemotePlugin) -> bool:
+        """The plugin belongs to an account other than the caller's (as far as known)."""
+        return None not in (plugin.owner_id, self.account_id) and plugin.owner_id != self.account_id
+
+    def remote_version(self, plugin: RemotePlugin, version: str) -> dict[str, Any] | None:
+        """The service's representation of `version` of the plugin, None when it has none."""
+        for item in self.version_items(plugin):
+            if item.get("version") == version:
+                return item
+        return None
+
+    @abstractmethod
+    def version_items(self, plugin: RemotePlugin) -> tuple[dict[str, Any], ...]: ...
 
     @abstractmethod
     def categories(self) -> list[str]: ...
@@ -222,9 +244,12 @@ class AdminGroup(PluginGroup):
         self.api.delete(f"{self.prefix}/{plugin_id}")
 
     def remote_versions(self, plugin: RemotePlugin) -> tuple[str, ...]:
+        return tuple(str(item.get("version")) for item in self.version_items(plugin))
+
+    def version_items(self, plugin: RemotePlugin) -> tuple[dict[str, Any], ...]:
         data = expect_object(self.api.get(f"{self.prefix}/{plugin.id}/versions"), "versions")
         items = expect_list(data.get("items"), "versions items")
-        return tuple(str(item.get("version")) for item in items if isinstance(item, dict))
+        return tuple(item for item in items if isinstance(item, dict))
 
 
 class DeveloperGroup(PluginGroup):
@@ -252,10 +277,17 @@ class DeveloperGroup(PluginGroup):
     def remote_versions(self, plugin: RemotePlugin) -> tuple[str, ...]:
         return plugin.versions or ()
 
+    def version_items(self, plugin: RemotePlugin) -> tuple[dict[str, Any], ...]:
+        return plugin.version_items or ()
+
+
+def current_user(api: ApiClient) -> dict[str, Any]:
+    data = expect_object(api.get("/api/v1/auth/me"), "auth/me")
+    return expect_object(data.get("user"), "auth/me user")
+
 
 def current_role(api: ApiClient) -> str:
-    data = expect_object(api.get("/api/v1/auth/me"), "auth/me")
-    return expect_str(expect_object(data.get("user"), "auth/me user"), "role", "auth/me user")
+    return expect_str(current_user(api), "role", "auth/me user")
 
 
 def open_group(api: ApiClient) -> PluginGroup:
@@ -264,6 +296,8 @@ def open_group(api: ApiClient) -> PluginGroup:
     make) and may not ask who it belongs to (account endpoints refuse tokens)."""
     if api.uses_publishing_token:
         return DeveloperGroup(api)
-    if current_role(api) in ADMIN_ROLES:
-        return AdminGroup(api)
-    return DeveloperGroup(api)
+    user = current_user(api)
+    account = user.get("id") if isinstance(user.get("id"), str) else None
+    if expect_str(user, "role", "auth/me user") in ADMIN_ROLES:
+        return AdminGroup(api, account)
+    return DeveloperGroup(api, account)

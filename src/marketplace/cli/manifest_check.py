@@ -3,19 +3,20 @@
 The rules are the service's own (`marketplace.rules`), run against the files the folder's
 package would hold, so a publisher hears about every fault the service would refuse or
 reject before anything is sent; on top come the rules for the plugin record the tool
-builds from the manifest. The category is checked later, against the list the service
-returns.
+builds from the manifest. Given the service's category list, an unknown category is
+listed with every other problem (a category alone is PLUGIN_INVALID_CATEGORY, as the
+service says it).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from marketplace.cli.errors import ManifestInvalid, SecretsFound
+from marketplace.cli.errors import CliError, ManifestInvalid, SecretsFound
 from marketplace.cli.pack import listing
 from marketplace.rules.content import is_icon_path, package_path
 from marketplace.rules.findings import Code, Finding
@@ -37,6 +38,7 @@ __all__ = [
     "check_mcp_declaration",
     "check_plugin_key",
     "check_version",
+    "invalid_category",
     "load_checked_manifest",
     "manifest_bytes",
     "problem_line",
@@ -181,16 +183,45 @@ class PluginManifest:
         return None
 
 
+def invalid_category(category: str, categories: Collection[str]) -> CliError:
+    known = sorted(set(categories))
+    return CliError(
+        "PLUGIN_INVALID_CATEGORY",
+        f'Invalid category "{category}" (the service knows: {", ".join(known) or "none"})',
+        details={"category": category, "allowed": known},
+    )
+
+
+def _category_finding(raw: Mapping[str, Any], categories: Collection[str]) -> list[Finding]:
+    category = raw.get("category")
+    if not isinstance(category, str) or category in categories:
+        return []  # a missing or non-string category is one of the manifest's own findings
+    message = invalid_category(category, categories).message
+    return [Finding.error(Code.CATEGORY_UNKNOWN, "category", message)]
+
+
 def load_checked_manifest(
-    plugin_dir: Path, version_override: str | None = None, *, for_publish: bool = True
+    plugin_dir: Path,
+    version_override: str | None = None,
+    *,
+    for_publish: bool = True,
+    categories: Collection[str] | None = None,
 ) -> PluginManifest:
-    """Read, apply `--version`, check; raise ManifestInvalid listing every problem."""
+    """Read, apply `--version`, check; raise ManifestInvalid listing every problem (with
+    `categories`, an unknown category among them)."""
     raw = read_manifest(plugin_dir)
     source_version = raw.get("version")
     if version_override is not None:
         raw = {**raw, "version": version_override}
     findings = check_manifest(raw, plugin_dir, for_publish=for_publish)
-    if any(finding.severity == "error" for finding in findings):
+    errors = [finding for finding in findings if finding.severity == "error"]
+    if categories is not None:
+        unknown = _category_finding(raw, categories)
+        if unknown and not errors:
+            raise invalid_category(str(raw["category"]), categories)
+        errors += unknown
+        findings += unknown
+    if errors:
         raise manifest_invalid(findings)
     refuse_secrets(plugin_dir)
     return PluginManifest(raw=raw, source_version=str(source_version))

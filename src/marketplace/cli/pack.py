@@ -3,6 +3,10 @@
 The same folder always gives the same bytes (and so the same SHA256): members are sorted,
 every mtime is 0, owners are uid/gid 0 with empty names, modes are normalised to 0644 or
 0755, and the gzip header carries mtime 0 and no file name.
+
+What is packed: every file but the seed's excludes (always), the files a
+`.marketplaceignore` at the top of the folder names (gitignore syntax), and secrets
+(`.env*`, private keys) unless that file re-includes them with `!pattern`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from pathspec import GitIgnoreSpec
+
 from marketplace.cli.errors import CliError
 from marketplace.rules.content import Listing
 from marketplace.rules.secrets import HITS_PER_PACKAGE, FileScan, SecretHit
@@ -28,6 +34,25 @@ from marketplace.rules.vocabulary import MANIFEST_NAME
 EXCLUDED_DIRS = frozenset({"node_modules", ".git"})
 EXCLUDED_FILES = frozenset({".DS_Store", ".git"})  # .git is a file in git worktrees
 EXCLUDED_SUFFIX = ".tar.gz"
+IGNORE_FILE = ".marketplaceignore"
+# Files that hold secrets far more often than not: left out unless the ignore file says
+# `!pattern`, with a warning naming them (a plugin rarely needs one, a leak is forever).
+SENSITIVE_PATTERNS = (
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+)
 HASH_CHUNK = 1024 * 1024
 SCAN_CHUNK = 64 * 1024
 
@@ -53,10 +78,54 @@ class PackResult:
     members: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The files to pack, and the secrets the default rules left out (to warn about)."""
+
+    entries: list[PackEntry]
+    secrets_left_out: list[str]
+
+
+class IgnoreRules:
+    """The sensitive defaults, then the folder's `.marketplaceignore` lines (so a `!` line
+    there can re-include a default-excluded file)."""
+
+    def __init__(self, user_lines: list[str]) -> None:
+        self._spec = GitIgnoreSpec.from_lines([*SENSITIVE_PATTERNS, *user_lines])
+        self._sensitive = GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
+
+    @classmethod
+    def of(cls, root: Path) -> IgnoreRules:
+        path = root / IGNORE_FILE
+        if not path.is_file():
+            return cls([])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PackError(f"{IGNORE_FILE}: cannot be read as UTF-8 text ({exc})") from exc
+        for number, line in enumerate(lines, start=1):
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                raise PackError(
+                    f"{IGNORE_FILE}, line {number}: {line!r} is not a pattern"
+                ) from None
+        return cls(lines)
+
+    def ignores(self, relative: str, *, is_dir: bool) -> bool:
+        return self._spec.match_file(f"{relative}/" if is_dir else relative)
+
+    def sensitive(self, relative: str) -> bool:
+        return self._sensitive.match_file(relative)
+
+
 def is_excluded(relative: PurePosixPath, *, is_dir: bool) -> bool:
+    """The seed's excludes (and the ignore file itself), which nothing re-includes."""
     name = relative.name
     if is_dir:
         return name in EXCLUDED_DIRS
+    if relative.as_posix() == IGNORE_FILE:
+        return True
     return name in EXCLUDED_FILES or name.endswith(EXCLUDED_SUFFIX)
 
 
@@ -75,8 +144,10 @@ def _entry(root: Path, path: Path) -> PackEntry:
     return PackEntry(arcname, source, info.st_size, executable)
 
 
-def _walk(root: Path) -> Iterator[tuple[str, Path, bool]]:
-    """(archive name, path, whether it is a link to a folder) of everything not excluded."""
+def _walk(root: Path, left_out: list[str] | None = None) -> Iterator[tuple[str, Path, bool]]:
+    """(archive name, path, whether it is a link to a folder) of everything not excluded;
+    the secrets the sensitive defaults left out are added to `left_out`."""
+    rules = IgnoreRules.of(root)
     for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         kept: list[str] = []
@@ -84,28 +155,43 @@ def _walk(root: Path) -> Iterator[tuple[str, Path, bool]]:
             relative = PurePosixPath((current / name).relative_to(root).as_posix())
             if is_excluded(relative, is_dir=True):
                 continue
+            if rules.ignores(relative.as_posix(), is_dir=True):
+                continue
             if (current / name).is_symlink():
                 yield relative.as_posix(), current / name, True
                 continue
             kept.append(name)
         dirnames[:] = kept
-        for name in filenames:
+        for name in sorted(filenames):
             relative = PurePosixPath((current / name).relative_to(root).as_posix())
-            if not is_excluded(relative, is_dir=False):
-                yield relative.as_posix(), current / name, False
+            if is_excluded(relative, is_dir=False):
+                continue
+            arcname = relative.as_posix()
+            if rules.ignores(arcname, is_dir=False):
+                if left_out is not None and rules.sensitive(arcname):
+                    left_out.append(arcname)
+                continue
+            yield arcname, current / name, False
 
 
-def collect(root: Path) -> list[PackEntry]:
-    """The files to pack, sorted by archive name, exclusions applied."""
+def select(root: Path) -> Selection:
+    """The files to pack, sorted by archive name, exclusions applied; and the secrets the
+    default rules left out."""
     entries: list[PackEntry] = []
-    for arcname, path, folder_link in _walk(root):
+    left_out: list[str] = []
+    for arcname, path, folder_link in _walk(root, left_out):
         if folder_link:
             raise PackError(f"{arcname}: symbolic links to folders are not packed")
         entries.append(_entry(root, path))
     entries.sort(key=lambda entry: entry.arcname)
     if MANIFEST_NAME not in {entry.arcname for entry in entries}:
         raise PackError(f"{root}: no {MANIFEST_NAME} at the top of the folder")
-    return entries
+    return Selection(entries, sorted(left_out))
+
+
+def collect(root: Path) -> list[PackEntry]:
+    """The files to pack, sorted by archive name, exclusions applied."""
+    return select(root).entries
 
 
 def listing(root: Path, *, with_traits: bool = False) -> Listing:

@@ -15,11 +15,12 @@ from typing import Annotated, Any
 
 import typer
 
-from marketplace.cli.api import ApiError
+from marketplace.cli.api import ApiClient, ApiError
 from marketplace.cli.config import resolve_credentials
 from marketplace.cli.context import get_runtime
-from marketplace.cli.errors import CliError
+from marketplace.cli.errors import CliError, ManifestInvalid
 from marketplace.cli.groups import PluginGroup, RemotePlugin, open_group
+from marketplace.cli.limits import ServiceLimits, fetch_limits, format_size
 from marketplace.cli.manifest_check import (
     PluginManifest,
     load_checked_manifest,
@@ -28,10 +29,20 @@ from marketplace.cli.manifest_check import (
 )
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
-from marketplace.cli.pack import PackResult, collect, pack, total_size
-from marketplace.rules.limits import KIB, MIB
+from marketplace.cli.pack import (
+    IGNORE_FILE,
+    PackEntry,
+    PackResult,
+    listing,
+    pack,
+    select,
+    total_size,
+)
+from marketplace.rules.limits import ICON_MAX_BYTES
+from marketplace.rules.vocabulary import MANIFEST_NAME
 
 VERSION_EXISTS = "PLUGIN_VERSION_EXISTS"
+IDENTICAL = "already published, identical"
 PUBLISHED, SKIPPED, FAILED, PLANNED, PACKED = "published", "skipped", "failed", "planned", "packed"
 
 
@@ -51,6 +62,8 @@ class Outcome:
     size: int | None = None
     path: str | None = None
     error: dict[str, Any] | None = None
+    # (archive name, size) of every file the package holds (a dry run lists them).
+    files: list[tuple[str, int]] = field(default_factory=list)
 
     @classmethod
     def failure(cls, plugin_key: str, error: CliError, version: str | None = None) -> Outcome:
@@ -70,6 +83,7 @@ class Outcome:
             "size": self.size,
             "path": self.path,
             "error": self.error,
+            "files": [{"path": name, "size": size} for name, size in self.files],
         }
 
 
@@ -80,15 +94,25 @@ class PublishOptions:
     direct: bool = False
     dry_run: bool = False
     recreate_on_type_change: bool = False
+    skip_existing: bool = False
 
 
 def package_name(manifest: PluginManifest) -> str:
     return f"{manifest.id}-{manifest.version}.tar.gz"
 
 
-def pack_plugin(plugin_dir: Path, manifest: PluginManifest, dest: Path, out: Output) -> PackResult:
+def pack_plugin(
+    plugin_dir: Path,
+    manifest: PluginManifest,
+    dest: Path,
+    out: Output,
+    entries: list[PackEntry] | None = None,
+) -> PackResult:
     """Pack the folder; the packaged manifest.json is rewritten when --version changed it."""
-    entries = collect(plugin_dir)
+    if entries is None:
+        selection = select(plugin_dir)
+        warn_left_out(out, manifest.id, selection.secrets_left_out)
+        entries = selection.entries
     override = manifest_bytes(manifest.raw) if manifest.version_overridden else None
     with out.progress(f"Packing {dest.name}", total_size(entries)) as progress:
         return pack(
@@ -134,16 +158,50 @@ def refuse_rejected(created: Any, version: str) -> None:
     )
 
 
-def format_size(size: int) -> str:
-    if size < KIB:
-        return f"{size} B"
-    if size < MIB:
-        return f"{size / KIB:.1f} KiB"
-    return f"{size / MIB:.1f} MiB"
+@dataclass
+class Prepared:
+    """What a version of the folder will be, made before any write: the package or the
+    create-version manifest, and the files the package holds."""
+
+    distribution: str
+    files: list[tuple[str, int]]
+    package: PackResult | None = None
+    body: dict[str, Any] | None = None
+    # The files the inline form would leave out (the inline-code fallback refuses then).
+    inline_drops: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str | None:
+        return self.package.sha256 if self.package is not None else None
+
+
+def inline_drops(manifest: PluginManifest, files: Iterable[str]) -> list[str]:
+    """The packed files an inline-code version would not carry: it holds the manifest, the
+    code of `main` and of the UI entry; a local icon goes up through the icon endpoint."""
+    carried = {MANIFEST_NAME, manifest.main, manifest.ui_entry, manifest.local_icon}
+    return sorted(name for name in files if name not in carried)
+
+
+def refuse_drops(manifest: PluginManifest, drops: list[str], why: str) -> None:
+    if not drops:
+        return
+    carried = ", ".join(n for n in (MANIFEST_NAME, manifest.main, manifest.ui_entry) if n)
+    noun = "file" if len(drops) == 1 else "files"
+    raise CliError(
+        "INLINE_WOULD_DROP_FILES",
+        f"{why}: an inline-code version carries only {carried}; it would drop "
+        f"{len(drops)} {noun}: {', '.join(drops)}",
+        details={"dropped": drops},
+    )
 
 
 class Publisher:
-    """Publishes plugin folders through one group with one set of options."""
+    """Publishes plugin folders through one group with one set of options.
+
+    Everything is checked before the first write: the manifest (with the category), the
+    type change and whose plugin it is, an existing version (compared by content), the
+    icon and the package against the service's limits. Then the record, the version and
+    the icon are written."""
 
     def __init__(
         self,
@@ -151,25 +209,45 @@ class Publisher:
         categories: Iterable[str],
         out: Output,
         options: PublishOptions,
+        limits: ServiceLimits | None = None,
     ) -> None:
         self.group = group
         self.categories = sorted(set(categories))
         self.out = out
         self.options = options
+        self.limits = limits or ServiceLimits(None, ICON_MAX_BYTES)
 
     def publish(self, plugin_dir: Path, manifest: PluginManifest | None = None) -> Outcome:
         """Publish one folder; `manifest` when the caller already checked it."""
         if manifest is None:
-            manifest = load_checked_manifest(plugin_dir, self.options.version)
-        self._check_category(manifest)
+            manifest = load_checked_manifest(
+                plugin_dir, self.options.version, categories=self.categories
+            )
         outcome = Outcome(manifest.id, manifest.version, group=self.group.name)
         remote = self.group.find(manifest.id)
-        if self.options.dry_run:
-            return self._plan(plugin_dir, manifest, remote, outcome)
-        plugin_id = self._ensure_record(manifest, remote, outcome)
-        outcome.plugin_id = plugin_id
-        self._release(plugin_dir, manifest, plugin_id, outcome)
-        if manifest.local_icon is not None:
+        change = self._type_change(manifest, remote) if remote is not None else None
+        existing = None
+        if remote is not None and change is None:
+            outcome.plugin_id = remote.id
+            existing = self.group.remote_version(remote, manifest.version)
+        with tempfile.TemporaryDirectory(prefix="marketplace-publish-") as temp:
+            prepared = self._prepare(plugin_dir, manifest, Path(temp))
+            outcome.sha256 = prepared.sha256
+            outcome.size = prepared.package.size if prepared.package is not None else None
+            outcome.files = prepared.files
+            if existing is not None:
+                return self._existing(plugin_dir, manifest, existing, prepared, outcome)
+            # What will be sent, against the service's limits.
+            if prepared.package is not None:
+                self.limits.check_package(prepared.package.size)
+            if manifest.local_icon is not None:
+                self.limits.check_icon(plugin_dir, manifest.local_icon)
+            if self.options.dry_run:
+                return self._plan(manifest, remote, change, prepared, outcome)
+            plugin_id = self._ensure_record(manifest, remote, change, outcome)
+            outcome.plugin_id = plugin_id
+            self._release(plugin_dir, manifest, plugin_id, prepared, outcome)
+        if outcome.status == PUBLISHED and manifest.local_icon is not None:
             self.group.upload_icon(plugin_id, plugin_dir / manifest.local_icon)
             self._did(outcome, f"uploaded icon {manifest.local_icon}")
         return outcome
@@ -177,15 +255,6 @@ class Publisher:
     def _did(self, outcome: Outcome, action: str) -> None:
         outcome.actions.append(action)
         self.out.step(f"{outcome.plugin_key}: {action}")
-
-    def _check_category(self, manifest: PluginManifest) -> None:
-        if manifest.category not in self.categories:
-            raise CliError(
-                "PLUGIN_INVALID_CATEGORY",
-                f'Invalid category "{manifest.category}" '
-                f"(the service knows: {', '.join(self.categories) or 'none'})",
-                details={"category": manifest.category, "allowed": self.categories},
-            )
 
     def _type_change(self, manifest: PluginManifest, remote: RemotePlugin) -> str | None:
         """A description of the type change, after checking it may be done."""
@@ -198,6 +267,13 @@ class Publisher:
                 f"{change}: a plugin's type cannot change in place, and only an "
                 "administrator can delete and recreate it",
             )
+        if self.group.owned_by_another(remote):
+            raise CliError(
+                "PLUGIN_NOT_OWNED",
+                f"{change}: the plugin belongs to another account (owner {remote.owner_id}); "
+                "it is not deleted and recreated: nothing was changed",
+                details={"ownerId": remote.owner_id, "pluginId": remote.id},
+            )
         if not self.options.recreate_on_type_change:
             raise CliError(
                 "PLUGIN_TYPE_CHANGED",
@@ -206,14 +282,77 @@ class Publisher:
             )
         return change
 
+    def _prepare(self, plugin_dir: Path, manifest: PluginManifest, temp: Path) -> Prepared:
+        if manifest.config_only:
+            warn_not_sent(self.out, manifest, plugin_dir)
+            return Prepared("config_only", [], body=manifest.raw)
+        selection = select(plugin_dir)
+        warn_left_out(self.out, manifest.id, selection.secrets_left_out)
+        files = [(entry.arcname, entry.size) for entry in selection.entries]
+        drops = inline_drops(manifest, [name for name, _size in files])
+        if self.options.direct:
+            refuse_drops(manifest, drops, "--direct")
+            return Prepared("inline", files, body=inline_manifest(plugin_dir, manifest))
+        package = pack_plugin(
+            plugin_dir, manifest, temp / package_name(manifest), self.out, selection.entries
+        )
+        return Prepared("tarball", files, package=package, inline_drops=drops)
+
+    def _existing(
+        self,
+        plugin_dir: Path,
+        manifest: PluginManifest,
+        remote: dict[str, Any],
+        prepared: Prepared,
+        outcome: Outcome,
+    ) -> Outcome:
+        """The version exists: identical is done, different content is refused (or skipped
+        with --skip-existing); nothing is written either way."""
+        version = manifest.version
+        difference = content_difference(remote, prepared)
+        if difference is not None and fallback_made(remote, prepared):
+            # Made by the inline fallback from a folder the inline form holds whole: the
+            # same content if the same inline manifest.
+            inline = Prepared("inline", prepared.files, body=inline_manifest(plugin_dir, manifest))
+            if content_difference(remote, inline) is None:
+                difference = None
+        outcome.distribution = str(remote.get("distribution") or prepared.distribution)
+        if difference is None:
+            outcome.status = SKIPPED
+            outcome.detail = IDENTICAL
+            if prepared.sha256 is not None:
+                outcome.detail += f" (sha256 {prepared.sha256})"
+            self.out.step(f"{manifest.id}: version {version} {outcome.detail}")
+            return outcome
+        refusal = CliError(
+            VERSION_EXISTS,
+            f"version {version} exists with different content: raise the version ({difference})",
+            details={
+                "version": version,
+                "remoteSha256": remote.get("sha256"),
+                "localSha256": prepared.sha256,
+            },
+        )
+        if not self.options.skip_existing:
+            raise refusal
+        outcome.status = SKIPPED
+        outcome.detail = (
+            f"version {version} exists with different content: skipped (--skip-existing)"
+        )
+        self.out.warn(f"{manifest.id}: {refusal.message}")
+        return outcome
+
     def _ensure_record(
-        self, manifest: PluginManifest, remote: RemotePlugin | None, outcome: Outcome
+        self,
+        manifest: PluginManifest,
+        remote: RemotePlugin | None,
+        change: str | None,
+        outcome: Outcome,
     ) -> str:
         if remote is None:
             created = self.group.create(manifest)
             self._did(outcome, f"created plugin ({self.group.name} group)")
             return created.id
-        change = self._type_change(manifest, remote)
         if change is not None:
             self.group.delete(remote.id)
             created = self.group.create(manifest)
@@ -224,16 +363,26 @@ class Publisher:
         return remote.id
 
     def _release(
-        self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
+        self,
+        plugin_dir: Path,
+        manifest: PluginManifest,
+        plugin_id: str,
+        prepared: Prepared,
+        outcome: Outcome,
     ) -> None:
         try:
-            outcome.distribution = self._create_version(plugin_dir, manifest, plugin_id, outcome)
+            outcome.distribution = self._create_version(
+                plugin_dir, manifest, plugin_id, prepared, outcome
+            )
         except ApiError as exc:
             if exc.code != VERSION_EXISTS:
                 raise
-            outcome.status = SKIPPED
-            outcome.detail = f"version {manifest.version} already exists (up to date)"
-            self.out.step(f"{manifest.id}: {outcome.detail}")
+            # Created meanwhile by someone else: judge it as any existing version.
+            remote = self.group.find(manifest.id)
+            found = self.group.remote_version(remote, manifest.version) if remote else None
+            if found is None:
+                raise
+            self._existing(plugin_dir, manifest, found, prepared, outcome)
             return
         outcome.status = PUBLISHED
         outcome.detail = f"version {manifest.version} ({outcome.distribution})"
@@ -241,38 +390,34 @@ class Publisher:
             outcome.detail += ", waiting for review"
 
     def _create_version(
-        self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
+        self,
+        plugin_dir: Path,
+        manifest: PluginManifest,
+        plugin_id: str,
+        prepared: Prepared,
+        outcome: Outcome,
     ) -> str:
-        if manifest.config_only:
+        if prepared.package is None:
             created = self.group.create_version(
-                plugin_id, manifest.version, self.options.changelog, manifest.raw
+                plugin_id, manifest.version, self.options.changelog, prepared.body or {}
             )
             refuse_rejected(created, manifest.version)
-            self._did(outcome, f"created configuration-only version {manifest.version}")
-            return "config_only"
-        if self.options.direct:
-            return self._create_inline(plugin_dir, manifest, plugin_id, outcome)
-        return self._upload_package(plugin_dir, manifest, plugin_id, outcome)
-
-    def _create_inline(
-        self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
-    ) -> str:
-        body = inline_manifest(plugin_dir, manifest)
-        created = self.group.create_version(
-            plugin_id, manifest.version, self.options.changelog, body
-        )
-        refuse_rejected(created, manifest.version)
-        self._did(outcome, f"created inline-code version {manifest.version}")
-        return "inline"
+            what = "configuration-only" if prepared.distribution == "config_only" else "inline-code"
+            self._did(outcome, f"created {what} version {manifest.version}")
+            return prepared.distribution
+        return self._upload_package(plugin_dir, manifest, plugin_id, prepared, outcome)
 
     def _upload_package(
-        self, plugin_dir: Path, manifest: PluginManifest, plugin_id: str, outcome: Outcome
+        self,
+        plugin_dir: Path,
+        manifest: PluginManifest,
+        plugin_id: str,
+        prepared: Prepared,
+        outcome: Outcome,
     ) -> str:
-        with tempfile.TemporaryDirectory(prefix="marketplace-publish-") as temp:
-            dest = Path(temp) / package_name(manifest)
-            package = pack_plugin(plugin_dir, manifest, dest, self.out)
-            outcome.sha256, outcome.size = package.sha256, package.size
-            created, failure = self._try_upload(package, manifest, plugin_id)
+        package = prepared.package
+        assert package is not None  # noqa: S101 - _create_version sends only packages here
+        created, failure = self._try_upload(package, manifest, plugin_id)
         if failure is None:
             refuse_rejected(created, manifest.version)
             size = format_size(package.size)
@@ -282,8 +427,20 @@ class Publisher:
             )
             return "tarball"
         self.out.warn(f"{manifest.id}: package upload failed ({failure.headline()})")
+        refuse_drops(
+            manifest,
+            prepared.inline_drops,
+            f"package upload failed ({failure.headline()}) and the inline-code fallback "
+            "would lose files; nothing was published",
+        )
         self._did(outcome, "package upload failed; falling back to inline code")
-        return self._create_inline(plugin_dir, manifest, plugin_id, outcome)
+        body = inline_manifest(plugin_dir, manifest)
+        created = self.group.create_version(
+            plugin_id, manifest.version, self.options.changelog, body
+        )
+        refuse_rejected(created, manifest.version)
+        self._did(outcome, f"created inline-code version {manifest.version}")
+        return "inline"
 
     def _try_upload(
         self, package: PackResult, manifest: PluginManifest, plugin_id: str
@@ -303,46 +460,86 @@ class Publisher:
 
     def _plan(
         self,
-        plugin_dir: Path,
         manifest: PluginManifest,
         remote: RemotePlugin | None,
+        change: str | None,
+        prepared: Prepared,
         outcome: Outcome,
     ) -> Outcome:
         outcome.status = PLANNED
-        existing: tuple[str, ...] = ()
+        outcome.distribution = prepared.distribution
+        publish = f"would publish {manifest.version} ({prepared.distribution})"
         if remote is None:
             self._did(outcome, f"would create plugin ({self.group.name} group)")
-        elif (change := self._type_change(manifest, remote)) is not None:
+            outcome.detail = publish
+        elif change is not None:
             self._did(outcome, f"would delete and recreate plugin ({change})")
+            outcome.detail = f"would delete and recreate ({change}), then {publish}"
         else:
-            outcome.plugin_id = remote.id
-            existing = self.group.remote_versions(remote)
             self._did(outcome, "would update plugin")
-        if manifest.version in existing:
-            outcome.status = SKIPPED
-            outcome.detail = f"version {manifest.version} already exists (up to date)"
+            outcome.detail = publish
+        if prepared.package is not None:
+            self._did(outcome, f"would upload package ({format_size(prepared.package.size)})")
+        elif prepared.distribution == "config_only":
+            self._did(outcome, "would create a configuration-only version")
         else:
-            outcome.distribution = self._plan_version(plugin_dir, manifest, outcome)
-            outcome.detail = f"would publish {manifest.version} ({outcome.distribution})"
+            self._did(outcome, "would create an inline-code version")
         if manifest.local_icon is not None:
             self._did(outcome, f"would upload icon {manifest.local_icon}")
         return outcome
 
-    def _plan_version(self, plugin_dir: Path, manifest: PluginManifest, outcome: Outcome) -> str:
-        if manifest.config_only:
-            self._did(outcome, "would create a configuration-only version")
-            return "config_only"
-        if self.options.direct:
-            inline_manifest(plugin_dir, manifest)  # proves the code can be read
-            self._did(outcome, "would create an inline-code version")
-            return "inline"
-        with tempfile.TemporaryDirectory(prefix="marketplace-dry-run-") as temp:
-            package = pack_plugin(
-                plugin_dir, manifest, Path(temp) / package_name(manifest), self.out
+
+def fallback_made(remote: dict[str, Any], prepared: Prepared) -> bool:
+    """The service's version may be the inline fallback of this local package."""
+    return (
+        remote.get("distribution") == "inline"
+        and prepared.package is not None
+        and not prepared.inline_drops
+    )
+
+
+def content_difference(remote: dict[str, Any], prepared: Prepared) -> str | None:
+    """How the service's version differs from the local one; None when identical (the
+    same package bytes, or the same create-version manifest)."""
+    if prepared.package is not None:
+        theirs = remote.get("sha256")
+        if theirs == prepared.package.sha256:
+            return None
+        if theirs is None:
+            return (
+                f"the service's version is {remote.get('distribution')}, without a package; "
+                f"the local package is {prepared.package.sha256}"
             )
-        outcome.sha256, outcome.size = package.sha256, package.size
-        self._did(outcome, f"would upload package ({format_size(package.size)})")
-        return "tarball"
+        return f"the service has sha256 {theirs}, the local package is {prepared.package.sha256}"
+    if (
+        remote.get("distribution") == prepared.distribution
+        and remote.get("manifest") == prepared.body
+    ):
+        return None
+    return (
+        f"the service's {remote.get('distribution')} version differs from the local "
+        f"{prepared.distribution} manifest"
+    )
+
+
+def warn_not_sent(out: Output, manifest: PluginManifest, plugin_dir: Path) -> None:
+    """A configuration-only version is its manifest: say which files of the folder it
+    does not carry (a local icon goes up through the icon endpoint)."""
+    kept = {MANIFEST_NAME, manifest.local_icon}
+    others = sorted(name for name in listing(plugin_dir).files if name not in kept)
+    if others:
+        out.warn(
+            f"{manifest.id}: a configuration-only version is its manifest; not sent: "
+            f"{', '.join(others)}"
+        )
+
+
+def warn_left_out(out: Output, plugin_key: str, left_out: list[str]) -> None:
+    if left_out:
+        out.warn(
+            f"{plugin_key}: not packed, as they usually hold secrets: {', '.join(left_out)} "
+            f"(re-include one with a `!name` line in {IGNORE_FILE})"
+        )
 
 
 def pack_only(plugin_dir: Path, version: str | None, output: Path | None, out: Output) -> Outcome:
@@ -371,13 +568,57 @@ def print_outcome(out: Output, outcome: Outcome) -> None:
         return
     labels = {
         PUBLISHED: "Submitted for review" if outcome.group == "developer" else "Published",
-        SKIPPED: "Up to date",
+        SKIPPED: "Up to date" if outcome.detail.startswith(IDENTICAL) else "Skipped",
         PLANNED: "Dry run",
     }
     # The actions were printed on stderr as they happened.
     label = labels.get(outcome.status, outcome.status)
     out.out.print(f"{label}: {title}: {outcome.detail}", markup=False)
+    if outcome.status == PLANNED and outcome.distribution != "config_only":
+        print_files(out, outcome.files)
 
+
+def print_files(out: Output, files: list[tuple[str, int]]) -> None:
+    """Every file the package would hold with its size, then the total."""
+    width = max((len(format_size(size)) for _name, size in files), default=0)
+    for name, size in files:
+        out.out.print(f"  {format_size(size):>{width}}  {name}", markup=False)
+    total = sum(size for _name, size in files)
+    noun = "file" if len(files) == 1 else "files"
+    out.out.print(f"  {len(files)} {noun}, {format_size(total)} ({total} bytes)", markup=False)
+
+
+def open_publisher(api: ApiClient, out: Output, options: PublishOptions) -> Publisher:
+    """The group the token publishes through, with the service's categories and limits."""
+    group = open_group(api)
+    return Publisher(group, group.categories(), out, options, fetch_limits(api))
+
+
+def local_problems(plugin_dir: Path, version: str | None) -> ManifestInvalid | None:
+    """The manifest's problems found without the service (the category needs its list)."""
+    try:
+        load_checked_manifest(plugin_dir, version)
+    except ManifestInvalid as exc:
+        return exc
+    return None
+
+
+SkipExistingOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-existing",
+        help="When the version exists with different content, skip it (reported) instead "
+        "of failing. An identical existing version is never an error.",
+    ),
+]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Check everything and say what would be done (with every file and its size); "
+        "change nothing.",
+    ),
+]
 
 PluginDirArgument = Annotated[
     Path,
@@ -421,6 +662,8 @@ def publish_command(
             help="Admin: when the remote plugin has another type, delete and recreate it.",
         ),
     ] = False,
+    dry_run: DryRunOption = False,
+    skip_existing: SkipExistingOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Check, pack and publish one plugin folder."""
@@ -430,15 +673,24 @@ def publish_command(
         if skip_upload:
             outcome = pack_only(plugin_dir, version, output, out)
         else:
-            # Local checks first: a broken manifest is reported without any request.
-            manifest = load_checked_manifest(plugin_dir, version)
+            # The category is judged against the service's list, with every other problem;
+            # when the service cannot be asked, the problems found locally are still told.
+            problems = local_problems(plugin_dir, version)
             credentials = resolve_credentials(backend, token)
+            if problems is not None and not credentials.token:
+                raise problems
             credentials.require_token()
-            options = PublishOptions(version, changelog, direct, False, allow_recreate)
+            options = PublishOptions(
+                version, changelog, direct, dry_run, allow_recreate, skip_existing
+            )
             with runtime.client(credentials.backend, credentials.token) as api:
-                group = open_group(api)
-                publisher = Publisher(group, group.categories(), out, options)
-                outcome = publisher.publish(plugin_dir, manifest)
+                try:
+                    publisher = open_publisher(api, out, options)
+                except ApiError:
+                    if problems is not None:
+                        raise problems from None
+                    raise
+                outcome = publisher.publish(plugin_dir)
     out.result(outcome.to_json(), lambda: print_outcome(out, outcome))
 
 

@@ -19,7 +19,7 @@ from marketplace.cli.errors import CliError
 from marketplace.cli.manifest_check import problem_line, read_manifest
 from marketplace.cli.options import JsonOption
 from marketplace.cli.output import Output
-from marketplace.cli.pack import listing
+from marketplace.cli.pack import PackError, listing
 from marketplace.rules.changes import change_findings
 from marketplace.rules.files import file_findings
 from marketplace.rules.findings import SEVERITIES, Finding
@@ -48,7 +48,10 @@ def folder_findings(plugin_dir: Path, base_dir: Path | None = None) -> list[Find
         manifest = load_manifest(raw)
     except UnreadableManifest as exc:
         return [exc.finding]  # nothing else can be judged without the document
-    package = listing(plugin_dir, with_traits=True)
+    try:
+        package = listing(plugin_dir, with_traits=True)
+    except PackError as exc:  # an unreadable .marketplaceignore
+        raise UsageProblem(exc.message) from exc
     findings = [
         *plugin_manifest_findings(manifest, package),
         *package_secret_findings(manifest, package),

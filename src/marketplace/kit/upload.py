@@ -116,7 +116,8 @@ async def receive_upload(
 ) -> ReceivedUpload[InfoT]:
     """Receive a multipart form with one file part and some text fields.
 
-    Refuses with too_large (413) when Content-Length or the streamed body passes the limit,
+    Refuses with too_large (413) when Content-Length or the streamed body passes the limit;
+    its details carry `limit` (max_file_bytes) and `size` (see too_large_error).
     and with ValidationFailed (400) for a non-multipart body, an unknown or repeated field,
     an over-long or non-UTF-8 text field, or a malformed body. When the inspector refuses
     the file, reading stops early and inspection_error carries its message. The temporary
@@ -125,7 +126,7 @@ async def receive_upload(
     body_cap = (
         max_file_bytes + _FORM_OVERHEAD + len(text_fields) * (max_text_bytes + _PART_OVERHEAD)
     )
-    _refuse_declared_length(request, body_cap, too_large)
+    _refuse_declared_length(request, body_cap, max_file_bytes, too_large)
     form = _Form(
         file_field=file_field,
         text_fields=frozenset(text_fields),
@@ -140,7 +141,7 @@ async def receive_upload(
         async for chunk in request.stream():
             received += len(chunk)
             if received > body_cap:
-                raise too_large()
+                raise too_large_error(too_large, max_file_bytes, received, RECEIVED)
             _parse(parser, chunk)
             # Start the sink once the file has bytes (or ended), before anything awaits,
             # so that every error path below sees it and stops its worker.
@@ -162,14 +163,31 @@ async def receive_upload(
     return _result(form, sink)
 
 
-def _refuse_declared_length(request: Request, body_cap: int, too_large: type[AppError]) -> None:
+# What `details.size` of a 413 measured: the file itself when it was read past the limit,
+# the bytes of the body received so far when the stream was cut, or the Content-Length
+# the client declared (the whole multipart body, a little more than the file).
+FILE_READ, RECEIVED, DECLARED = "file-read-so-far", "body-received-so-far", "content-length"
+
+
+def too_large_error(too_large: type[AppError], limit: int, size: int, measured: str) -> AppError:
+    """The 413 with `limit` and `size` in bytes, so a client can say both."""
+    return too_large(
+        f"{too_large.message}: {size} bytes ({measured}), the limit is {limit} bytes",
+        details={"limit": limit, "size": size, "sizeMeasured": measured},
+    )
+
+
+def _refuse_declared_length(
+    request: Request, body_cap: int, max_file_bytes: int, too_large: type[AppError]
+) -> None:
+    """Refuse before reading anything when the declared body cannot fit."""
     declared = request.headers.get("content-length")
     if declared is None:
         return
     if not (declared.isascii() and declared.isdigit()):
         raise ValidationFailed("Content-Length is not a number")
     if int(declared) > body_cap:
-        raise too_large()
+        raise too_large_error(too_large, max_file_bytes, int(declared), DECLARED)
 
 
 def _parser(request: Request, form: _Form) -> MultipartParser:
@@ -285,7 +303,9 @@ class _Form:
         if part.is_file:
             self.file_bytes += end - start
             if self.file_bytes > self.max_file_bytes:
-                raise self.too_large()
+                raise too_large_error(
+                    self.too_large, self.max_file_bytes, self.file_bytes, FILE_READ
+                )
             self.file_data.append(data[start:end])
             return
         if len(part.text) + end - start > self.max_text_bytes:

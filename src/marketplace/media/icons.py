@@ -72,7 +72,8 @@ def icon_data_url(data: bytes, *, max_bytes: int = ICON_MAX_BYTES) -> str:
     """
     if len(data) > max_bytes:
         raise IconTooLarge(
-            f"Icon is larger than {max_bytes // KIB} KB", details={"maxBytes": max_bytes}
+            f"Icon is larger than {max_bytes // KIB} KB",
+            details={"maxBytes": max_bytes, "limit": max_bytes, "size": len(data)},
         )
     media_type = _raster_type(data) or _svg_type(data)
     return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
