@@ -212,23 +212,25 @@ def test_dry_run_says_which_plugins_would_be_deleted_and_recreated(
     assert "PLUGIN_NOT_OWNED" in rows["theirs"]
 
 
-def test_skip_existing_lets_a_batch_rerun_pass_over_changed_versions(
+def test_batch_skips_a_changed_existing_version_by_default_and_fails_it_when_asked(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
+    # Seed, batch behaviour: an existing version is not an error; the changed content is
+    # still named. --no-skip-existing makes it one.
     make_plugin(tmp_path, "beta")
     AdminService(fake, [remote("beta")])
     other = {"version": "1.0.0", "sha256": "ab" * 32, "distribution": "tarball"}
     fake.ok("GET", f"{ADMIN}/old-beta/versions", {"items": [other]})
-    failed = invoke(["publish-batch", str(tmp_path), "--json"])
-    assert failed.exit_code == 1
-    [outcome] = stdout_json(failed)["data"]["results"]
-    assert (outcome["version"], outcome["error"]["code"]) == ("1.0.0", "PLUGIN_VERSION_EXISTS")
-    assert "exists with different content: raise the version" in outcome["detail"]
-    skipped = invoke(["publish-batch", str(tmp_path), "--skip-existing", "--json"])
+    skipped = invoke(["publish-batch", str(tmp_path), "--json"])
     assert skipped.exit_code == 0, skipped.output
     [outcome] = stdout_json(skipped)["data"]["results"]
     assert (outcome["status"], outcome["detail"]) == (
         "skipped",
-        "version 1.0.0 exists with different content: skipped (--skip-existing)",
+        "version 1.0.0 exists with different content: raise the version (skipped)",
     )
+    failed = invoke(["publish-batch", str(tmp_path), "--no-skip-existing", "--json"])
+    assert failed.exit_code == 1
+    [outcome] = stdout_json(failed)["data"]["results"]
+    assert (outcome["version"], outcome["error"]["code"]) == ("1.0.0", "PLUGIN_VERSION_EXISTS")
+    assert "exists with different content: raise the version" in outcome["detail"]
     assert fake.writes() == []

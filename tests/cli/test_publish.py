@@ -344,7 +344,7 @@ def test_skip_existing_skips_a_different_existing_version_and_says_so(
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == (
         "Skipped: demo-plugin 1.0.0: version 1.0.0 exists with different content: "
-        "skipped (--skip-existing)"
+        "raise the version (skipped)"
     )
     assert "warning: demo-plugin: version 1.0.0 exists with different content" in result.stderr
     assert fake.writes() == []

@@ -174,7 +174,7 @@ def test_existing_version_is_compared_by_sha256_before_anything_is_uploaded(
     assert market.blob_files() == blobs
 
 
-def test_batch_skip_existing_reports_a_changed_existing_version(
+def test_batch_reports_a_changed_existing_version_and_fails_it_only_when_asked(
     market: Market, tmp_path: Path
 ) -> None:
     write_plugin(tmp_path, "rerun-same")
@@ -185,7 +185,12 @@ def test_batch_skip_existing_reports_a_changed_existing_version(
     before = {key: market.versions(key) for key in ("rerun-same", "rerun-changed")}
 
     strict = market.as_admin(
-        "publish-batch", str(tmp_path), "--only", "rerun-same,rerun-changed", env=wide_env(market)
+        "publish-batch",
+        str(tmp_path),
+        "--only",
+        "rerun-same,rerun-changed",
+        "--no-skip-existing",
+        env=wide_env(market),
     )
 
     assert strict.returncode == 1
@@ -193,14 +198,13 @@ def test_batch_skip_existing_reports_a_changed_existing_version(
         "exists with different content: raise the version" in rows(strict.stdout)["rerun-changed"]
     )
 
-    result = market.as_admin(
-        "publish-batch", str(tmp_path), "--skip-existing", env=wide_env(market)
-    )
+    # The default (seed: an existing version is no error in a batch) skips and names it.
+    result = market.as_admin("publish-batch", str(tmp_path), env=wide_env(market))
 
     assert result.returncode == 0, result.stderr
     table = rows(result.stdout)
     assert "already published, identical" in table["rerun-same"]
-    assert "exists with different content: skipped (--skip-existing)" in table["rerun-changed"]
+    assert "exists with different content: raise the version (skipped)" in table["rerun-changed"]
     assert "published" in table["rerun-new"]
     assert result.stdout.strip().splitlines()[-1] == "1 published, 2 skipped, 0 failed"
     assert {key: market.versions(key) for key in before} == before

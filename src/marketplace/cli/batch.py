@@ -30,7 +30,6 @@ from marketplace.cli.publish import (
     Outcome,
     Publisher,
     PublishOptions,
-    SkipExistingOption,
     open_publisher,
 )
 from marketplace.rules.manifest import UnreadableManifest, load_manifest
@@ -138,6 +137,20 @@ def batch_document(outcomes: list[Outcome]) -> dict[str, Any]:
     return document
 
 
+# The seed (batch behaviour): a version that already exists is not an error in a batch. It
+# is still compared and a changed one is named in the summary; CI that wants it to fail
+# passes --no-skip-existing.
+BatchSkipExistingOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-existing/--no-skip-existing",
+        help="A version that exists with different content is skipped and named in the "
+        "summary (the default: the seed's batch rule), or with --no-skip-existing fails that "
+        "plugin. An identical existing version is never an error.",
+    ),
+]
+
+
 def publish_batch_command(
     ctx: typer.Context,
     root: Annotated[
@@ -167,7 +180,7 @@ def publish_batch_command(
     changelog: Annotated[
         str | None, typer.Option("--changelog", help="Changelog for every version.")
     ] = None,
-    skip_existing: SkipExistingOption = False,
+    skip_existing: BatchSkipExistingOption = True,
     json_output: JsonOption = False,
 ) -> None:
     """Publish every plugin folder under ROOT, then print a summary."""

@@ -337,7 +337,7 @@ class Publisher:
             raise refusal
         outcome.status = SKIPPED
         outcome.detail = (
-            f"version {version} exists with different content: skipped (--skip-existing)"
+            f"version {version} exists with different content: raise the version (skipped)"
         )
         self.out.warn(f"{manifest.id}: {refusal.message}")
         return outcome
