@@ -98,6 +98,7 @@ def test_stored_token_is_used_by_later_commands(fake: FakeApi, invoke: Invoke) -
 
 def test_logout_forgets_the_token(fake: FakeApi, invoke: Invoke) -> None:
     login_ok(fake)
+    fake.ok("POST", "/api/v1/auth/logout", {})
     invoke(
         ["login", "--backend", BACKEND, "--email", "a@b.c", "--password-stdin"],
         auth=False,
@@ -106,6 +107,7 @@ def test_logout_forgets_the_token(fake: FakeApi, invoke: Invoke) -> None:
     result = invoke(["logout"], auth=False)
     assert result.exit_code == 0
     assert "Logged out of http://market.test" in result.stdout
+    assert fake.find("POST", "/api/v1/auth/logout").json == {"refreshToken": "r"}
     assert CredentialStore().token_for(BACKEND) is None
 
 
