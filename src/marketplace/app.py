@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.responses import PlainTextResponse, Response
@@ -74,7 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         await shutdown(app)
 
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI and ReDoc served from the package, not a CDN: the
+    # documentation loads on a machine without internet access.
+    app = FastAPIOffline(
         title="Plugin and Scenario Marketplace",
         version="1.0.0",
         description="Developer publishing, administrator review and client distribution.",
