@@ -20,7 +20,10 @@ from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.accounts.token_endpoints import router as token_router
 from marketplace.admin_console.router import router as console_router
 from marketplace.admin_console.security import ConsoleHeadersMiddleware
-from marketplace.auth.openapi import install_optional_auth_in_openapi
+from marketplace.auth.openapi import (
+    install_error_codes_in_openapi,
+    install_optional_auth_in_openapi,
+)
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
@@ -118,6 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(console_router)
     _add_operations_routes(app)
     install_optional_auth_in_openapi(app)
+    install_error_codes_in_openapi(app)
 
     # The last added is outermost: console headers wrap request context wraps rate limiting
     # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the app.
