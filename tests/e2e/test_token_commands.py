@@ -110,7 +110,7 @@ def test_publish_and_publish_batch_take_a_token_by_option_and_environment(
     assert DEAD_TOKEN in refused.stderr
 
 
-def test_install_and_review_take_a_read_token(market: Market, tmp_path: Path) -> None:
+def test_install_review_and_audit_take_a_read_token(market: Market, tmp_path: Path) -> None:
     folder = write_plugin(tmp_path / "src", "pat-install")
     assert market.as_admin("publish", str(folder)).returncode == 0
     reader = _issue(market, market.admin_token, scopes=["read"])
@@ -120,6 +120,7 @@ def test_install_and_review_take_a_read_token(market: Market, tmp_path: Path) ->
         "install", "pat-install", "--dir", str(target), env=_env(market, reader["token"])
     )
     listed = market.cli("review", "list", token=reader["token"])
+    audited = market.cli("audit", "--dir", str(target), "--fix", token=reader["token"])
 
     assert installed.returncode == 0, installed.stderr
     assert (target / "pat-install" / "1.0.0" / "manifest.json").is_file()
@@ -129,3 +130,4 @@ def test_install_and_review_take_a_read_token(market: Market, tmp_path: Path) ->
         "allow this"
     ) in installed.stderr
     assert listed.returncode == 0, listed.stderr
+    assert audited.returncode == 0, audited.stderr
