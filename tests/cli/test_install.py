@@ -97,6 +97,11 @@ def registry(root: Path) -> dict[str, Any]:
     return document
 
 
+def secrets(root: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((root / "secrets.json").read_text())
+    return document
+
+
 def test_tarball_is_downloaded_verified_unpacked_registered_and_reported(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
@@ -224,8 +229,13 @@ def test_config_option_satisfies_required_items_and_is_injected_as_env(
     assert data["mcpServer"]["env"]["API_KEY"] == "********"
     server = registry(root)["mcpServers"]["demo-plugin"]
     assert server["args"] == ["--region", "eu"]
-    assert server["env"] == {"MODE": "prod", "API_KEY": "k=1", "REGION": "eu"}
-    assert registry(root)["plugins"]["demo-plugin"]["config"] == {"API_KEY": "k=1", "REGION": "eu"}
+    # The secret is a placeholder in the registry, its value in secrets.json only.
+    assert server["env"] == {"MODE": "prod", "API_KEY": "${API_KEY}", "REGION": "eu"}
+    plugin = registry(root)["plugins"]["demo-plugin"]
+    assert (plugin["config"], plugin["secretKeys"]) == ({"REGION": "eu"}, ["API_KEY"])
+    assert secrets(root) == {"version": 1, "plugins": {"demo-plugin": {"API_KEY": "k=1"}}}
+    assert file_mode(root / "secrets.json") == 0o600
+    assert "k=1" not in (root / "registry.json").read_text()
 
 
 def test_missing_required_config_without_a_terminal_names_it_and_installs_nothing(
@@ -257,8 +267,8 @@ def test_required_config_is_asked_on_a_terminal_without_echoing_secrets(
     assert result.exit_code == 0, result.output
     assert "top-secret" not in result.output
     assert "API key" in result.output
-    config = registry(root)["plugins"]["demo-plugin"]["config"]
-    assert config == {"API_KEY": "top-secret", "REGION": "eu"}
+    assert registry(root)["plugins"]["demo-plugin"]["config"] == {"REGION": "eu"}
+    assert secrets(root)["plugins"] == {"demo-plugin": {"API_KEY": "top-secret"}}
 
 
 @pytest.mark.parametrize("bad_name", ["../evil.js", "/tmp/evil.js"])
@@ -365,9 +375,11 @@ def test_secret_values_are_masked_wherever_they_are_printed(
     as_json = invoke([*args, "--json"])
     assert "very-secret" not in as_json.output
     server = stdout_json(as_json)["data"]["mcpServer"]
-    assert server["args"] == ["--key=********"]
-    assert server["env"]["OTHER_NAME"] == "********"
-    assert registry(root)["mcpServers"]["demo-plugin"]["args"] == ["--key=very-secret"]
+    assert server["args"] == ["--key=${API_KEY}"]
+    assert server["env"]["OTHER_NAME"] == "${API_KEY}"
+    assert registry(root)["mcpServers"]["demo-plugin"]["args"] == ["--key=${API_KEY}"]
+    assert "very-secret" not in (root / "registry.json").read_text()
+    assert secrets(root)["plugins"] == {"demo-plugin": {"API_KEY": "very-secret"}}
 
 
 def test_a_failed_report_is_a_warning(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:

@@ -25,7 +25,9 @@ from tests.helpers import ok
 
 DOWNLOAD_ROUTE = re.compile(r"^/api/v1/plugins/download/\{[^/]+\}/\{[^/]+\}$")
 INSTALL_ROUTE = re.compile(r"^/api/v1/plugins/install/\{[^/]+\}$")
-MCP_FIXTURE = Path(__file__).resolve().parents[1] / "cli" / "fixtures" / "mcp_server.py"
+MCP_FIXTURE = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "mcp_sdk_echo" / "server.py"
+)
 
 
 @functools.cache
@@ -209,12 +211,13 @@ def test_install_injects_configuration_given_with_the_config_option(
     assert result.returncode == 0, result.stderr
     assert "sk-e2e-1234" not in result.stdout + result.stderr
     server = _registry(target)["mcpServers"]["get-configured"]
-    assert server["env"] == {"API_KEY": "sk-e2e-1234", "REGION": "eu-west"}
+    assert server["env"] == {"API_KEY": "${API_KEY}", "REGION": "eu-west"}
     assert server["args"] == ["server.py", "ok", "--region=eu-west"]
-    assert _registry(target)["plugins"]["get-configured"]["config"] == {
-        "API_KEY": "sk-e2e-1234",
-        "REGION": "eu-west",
-    }
+    assert _registry(target)["plugins"]["get-configured"]["config"] == {"REGION": "eu-west"}
+    assert "sk-e2e-1234" not in (target / "registry.json").read_text()
+    secrets = json.loads((target / "secrets.json").read_text())
+    assert secrets["plugins"] == {"get-configured": {"API_KEY": "sk-e2e-1234"}}
+    assert stat.S_IMODE((target / "secrets.json").stat().st_mode) == 0o600
     assert _installed(market, token) == {"get-configured": "1.0.0"}
 
 

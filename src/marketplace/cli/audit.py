@@ -30,7 +30,7 @@ from marketplace.cli.errors import CliError
 from marketplace.cli.install import InstallRequest, install
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output
-from marketplace.cli.registry import load_registry, registry_path, unregister_plugin
+from marketplace.cli.registry import installed_plugins, registry_path, unregister_plugin
 from marketplace.cli.trust import TrustError, verify_signed_record
 
 REVOCATIONS = "/api/v1/plugins/revocations"
@@ -125,11 +125,6 @@ class Finding:
         }
 
 
-def installed_plugins(root: Path) -> dict[str, dict[str, Any]]:
-    plugins = load_registry(registry_path(root))["plugins"]
-    return {k: v for k, v in plugins.items() if isinstance(v, dict)}
-
-
 def revoked_installs(
     installed: dict[str, dict[str, Any]], revocations: list[Revoked]
 ) -> list[Finding]:
@@ -195,22 +190,19 @@ def fix_one(
     revoked: set[tuple[str, str]],
 ) -> None:
     r = finding.revoked
-    old_folder = Path(finding.path) if finding.path else None
     try:
         target = current_version(public, r.key, revoked)
     except CliError as exc:
         finding.notes.append(f"could not read the current version: {exc.headline()}")
         target = None
     if target is not None:
-        config = (installed_plugins(root).get(r.key) or {}).get("config") or {}
-        given = {str(k): str(v) for k, v in config.items()} if isinstance(config, dict) else {}
+        # The install keeps the saved configuration (secrets included) and removes the
+        # revoked version's folder once the new one is in place.
         try:
-            install(authorised, runtime, out, InstallRequest(r.key, target, root, given))
+            install(authorised, runtime, out, InstallRequest(r.key, target, root, {}))
         except CliError as exc:
             finding.notes.append(f"could not install {target}: {exc.headline()}")
         else:
-            if old_folder is not None and _inside(root, old_folder) and old_folder.exists():
-                shutil.rmtree(old_folder, ignore_errors=True)
             finding.action, finding.to_version = "updated", target
             return
     try:

@@ -5,16 +5,20 @@ lists, fields equal to the download info; `cli/trust.py`) → (tarball: download
 install folder, check size and SHA256 against the signed record, unpack safely | config only:
 write the manifest | inline: restore the code files; both after checking the manifest's
 canonical JSON against the record) → read manifest.json → ask for
-required configuration → move into `<dir>/<pluginKey>/<version>` → register in
-`<dir>/registry.json` → report the install → connect when the manifest says autoConnect.
-Everything is prepared in a staging folder that is removed whatever happens, so a failure
-(checksum, missing configuration, ...) leaves no half-installed plugin behind.
+required configuration (the values an earlier install saved are kept) → move into
+`<dir>/<pluginKey>/<version>` → save the secrets (`secrets.json`) and register in
+`<dir>/registry.json` → remove the earlier version's folder → report the install → connect
+when the manifest says autoConnect. Everything is prepared in a staging folder that is
+removed whatever happens, so a failure (checksum, missing configuration, ...) leaves
+nothing behind: no folder the install created, no registry entry, the earlier install as
+it was.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tarfile
 import tempfile
@@ -41,7 +45,16 @@ from marketplace.cli.manifest_check import (
 from marketplace.cli.mcp_client import McpError, McpServerInfo, probe_stdio
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
-from marketplace.cli.registry import register_plugin, registry_path, server_entry
+from marketplace.cli.registry import (
+    installed_plugins,
+    placeholders,
+    register_plugin,
+    registry_path,
+    resolve_server,
+    saved_config,
+    server_entry,
+)
+from marketplace.cli.secret_store import SecretStore
 from marketplace.cli.trust import (
     TrustError,
     check_bytes,
@@ -49,6 +62,7 @@ from marketplace.cli.trust import (
     release_payload,
     verify_signed_record,
 )
+from marketplace.rules.content import is_icon_path
 from marketplace.rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES, GIB
 from marketplace.rules.manifest import UnreadableManifest, load_manifest
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -164,8 +178,11 @@ def resolve_config(
 # --- materialising the plugin -------------------------------------------------------------
 
 
-def unpack_safely(archive: Path, target: Path) -> Path:
-    """Extract with the `data` filter and caps; return the folder holding manifest.json."""
+def unpack_safely(archive: Path, target: Path, undated: float | None = None) -> Path:
+    """Extract with the `data` filter and caps; return the folder holding manifest.json.
+
+    Files keep the archive's times; members dated 0 (the publishing tool packs reproducibly,
+    every mtime 0) get `undated` instead (the version's approval time) rather than 1970."""
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members: list[tarfile.TarInfo] = []
@@ -182,9 +199,20 @@ def unpack_safely(archive: Path, target: Path) -> Path:
                     too_big = f"unpacked size is over {MAX_UNPACKED_BYTES // GIB} GiB"
                     raise CliError("PACKAGE_INVALID", too_big)
             tar.extractall(target, members=members, filter="data")
+            if undated is not None:
+                date_undated(target, members, undated)
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise CliError("PACKAGE_INVALID", f"cannot unpack the package: {exc}") from exc
     return content_root(target)
+
+
+def date_undated(target: Path, members: list[tarfile.TarInfo], when: float) -> None:
+    """Give members without a time `when`; deepest first, so dating a file does not
+    change its folder's time afterwards."""
+    for member in sorted(members, key=lambda m: m.name.count("/"), reverse=True):
+        path = target / member.name
+        if member.mtime <= 0 and (member.isfile() or member.isdir()) and path.exists():
+            os.utime(path, (when, when))
 
 
 def content_root(folder: Path) -> Path:
@@ -229,6 +257,15 @@ class Verified:
     version: str
     archive: Path | None  # tarball: the checked package, in a scratch folder
     manifest: dict[str, Any] | None  # config_only and inline: the checked manifest
+    approved_at: float | None = None  # the signed approval time, for undated files
+
+
+def _approved_at(release: Mapping[str, Any]) -> float | None:
+    value = release.get("approvedAt")
+    try:
+        return datetime.fromisoformat(value).timestamp() if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _distribution(info: Mapping[str, Any]) -> str:
@@ -264,13 +301,13 @@ def verify_download(
         check_release(release, expected, what)
         url = expect_str(info, "url", "download information")
         archive = download_package(api, url, release, scratch, out, what)
-        return Verified(distribution, str(release["version"]), archive, None)
+        return Verified(distribution, str(release["version"]), archive, None, _approved_at(release))
     manifest = expect_object(info.get("manifest"), "download information manifest")
     expected["version"] = manifest.get("version")
     check_release(release, expected, what)
     data = canonical_json(manifest)
     check_bytes(release, hashlib.sha256(data).hexdigest(), len(data), f"the manifest of {what}")
-    return Verified(distribution, str(release["version"]), None, manifest)
+    return Verified(distribution, str(release["version"]), None, manifest, _approved_at(release))
 
 
 def _write_text(folder: Path, name: str, text: str) -> None:
@@ -307,7 +344,7 @@ def materialise(verified: Verified, staging: Path) -> Path:
     """Put the verified plugin's files in the staging folder; return its content root."""
     content = staging / "content"
     if verified.archive is not None:
-        return unpack_safely(verified.archive, content)
+        return unpack_safely(verified.archive, content, verified.approved_at)
     manifest = verified.manifest or {}
     content.mkdir()
     if verified.distribution == "config_only":
@@ -340,11 +377,46 @@ def read_installed_manifest(
     return manifest
 
 
+def drop_missing_icon(content: Path, manifest: dict[str, Any]) -> str | None:
+    """An icon path naming a file the install does not have (inline and config-only installs
+    carry no icon file) is removed from the installed manifest, so no host looks for it."""
+    icon = manifest.get("icon")
+    if not isinstance(icon, str) or not is_icon_path(icon):
+        return None
+    if safe_relative(icon) and (content / icon).is_file():
+        return None
+    del manifest["icon"]
+    write_manifest(content, manifest)
+    return f"icon {icon!r} is not part of this install: removed from its manifest.json"
+
+
 def move_into_place(content: Path, target: Path) -> None:
-    """Replace any earlier install of the same version."""
+    """Put the new folder in place; an earlier install of the same version is moved aside
+    first and deleted only once the new one is there."""
+    aside: Path | None = None
     if target.exists():
-        shutil.rmtree(target)
-    content.rename(target)
+        aside = content.parent / "replaced"
+        target.rename(aside)
+    try:
+        content.rename(target)
+    except OSError:
+        if aside is not None:
+            aside.rename(target)
+        raise
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def remove_other_versions(plugin_root: Path, keep: Path) -> list[str]:
+    """Delete every other version folder of the plugin (the one replaced, and any an older
+    client left behind); staging folders of a concurrent install are left alone."""
+    removed: list[str] = []
+    for child in sorted(plugin_root.iterdir()):
+        if child == keep or child.name.startswith(".install-") or not child.is_dir():
+            continue
+        shutil.rmtree(child, ignore_errors=True)
+        removed.append(child.name)
+    return removed
 
 
 # --- the flow -----------------------------------------------------------------------------
@@ -380,6 +452,7 @@ class Unpacked:
     items: list[ConfigItem]
     config: dict[str, str]
     path: Path
+    notes: list[str]
 
 
 @dataclass
@@ -454,6 +527,9 @@ def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallReque
     """Verify outside the install folder; then prepare in a staging folder and move into
     place only when all went well."""
     key = request.plugin_key
+    # Read (and migrate) what is saved before anything is written: an unreadable registry
+    # or secrets file stops the install here, not after the files are in place.
+    saved = saved_config(request.root, key)
     info = expect_object(
         api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
         "download information",
@@ -466,21 +542,43 @@ def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallReque
                 exc.code, f"{exc.message}; nothing was installed", details=exc.details
             ) from None
         plugin_root = request.root / key
+        created = _missing_parents(plugin_root)
         plugin_root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".install-", dir=plugin_root))
         try:
             content = materialise(verified, staging)
             # The signed version, when `latest` was asked for: the package must agree.
             manifest = read_installed_manifest(content, key, verified.version)
+            notes = [note for note in [drop_missing_icon(content, manifest)] if note]
             items = config_items(manifest)
-            config = resolve_config(items, request.given, interactive=runtime.is_interactive())
+            known = {item.key for item in items}
+            # Saved values the new version still asks for, then what was given now.
+            given = {k: v for k, v in saved.items() if k in known} | request.given
+            config = resolve_config(items, given, interactive=runtime.is_interactive())
             target = plugin_root / str(manifest["version"])
             move_into_place(content, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-            if not any(plugin_root.iterdir()):
-                plugin_root.rmdir()
-    return Unpacked(verified.distribution, manifest, items, config, target)
+            _remove_if_empty(created)
+    return Unpacked(verified.distribution, manifest, items, config, target, notes)
+
+
+def _missing_parents(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, deepest first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remove_if_empty(created: list[Path]) -> None:
+    """Remove the folders an install created when they are still empty (a failed install)."""
+    for folder in created:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (the install went through) or already gone
 
 
 def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] | None:
@@ -491,12 +589,16 @@ def _registered_server(unpacked: Unpacked, notes: list[str]) -> dict[str, Any] |
         lines = "; ".join(problem_line(problem) for problem in problems)
         notes.append(f"MCP declaration not registered: {lines}")
         return None
-    return server_entry(unpacked.manifest["mcp"], unpacked.config, unpacked.path)
+    secret_keys = {item.key for item in unpacked.items if item.secret}
+    # Secrets enter the registered entry as placeholders, filled in when it is started.
+    values = {**unpacked.config, **placeholders(secret_keys & set(unpacked.config))}
+    return server_entry(unpacked.manifest["mcp"], values, unpacked.path)
 
 
 def _result(unpacked: Unpacked, request: InstallRequest) -> InstallResult:
     known = {item.key for item in unpacked.items}
     notes = [f"unknown configuration key {key!r}" for key in request.given if key not in known]
+    notes += unpacked.notes
     return InstallResult(
         plugin_key=request.plugin_key,
         version=str(unpacked.manifest["version"]),
@@ -517,7 +619,8 @@ def _registry_plugin(result: InstallResult) -> dict[str, Any]:
         "path": str(result.path),
         "distribution": result.distribution,
         "installedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "config": result.config,
+        "config": {k: v for k, v in result.config.items() if k not in result.secret_keys},
+        "secretKeys": sorted(result.secret_keys),
         "autoConnect": result.auto_connect,
     }
 
@@ -543,11 +646,12 @@ def _auto_connect(result: InstallResult, runtime: Runtime, out: Output) -> None:
         )
         return
     out.step(f"Connecting to {result.plugin_key} ({server['command']})")
+    started = resolve_server(server, result.config)
     try:
         result.connection = probe_stdio(
-            server["command"],
-            server["args"],
-            server["env"],
+            started["command"],
+            started["args"],
+            started["env"],
             result.path,
             timeout=runtime.mcp_timeout,
         )
@@ -560,8 +664,20 @@ def install(
 ) -> InstallResult:
     """The whole client install flow; McpError of autoConnect is kept in the result."""
     _check_request(request)
+    previous = installed_plugins(request.root).get(request.plugin_key)
     result = _result(_unpack(api, runtime, out, request), request)
-    register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
+    secrets = {k: v for k, v in result.config.items() if k in result.secret_keys}
+    try:
+        SecretStore(request.root).put(result.plugin_key, secrets)
+        register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
+    except (CliError, OSError):
+        # Not registered: the new folder goes, unless it replaced the same version.
+        if previous is None or previous.get("version") != result.version:
+            shutil.rmtree(result.path, ignore_errors=True)
+            _remove_if_empty([result.path.parent])
+        raise
+    for name in remove_other_versions(result.path.parent, result.path):
+        result.notes.append(f"removed the earlier version folder {name}")
     _report(api, result, out)
     if result.auto_connect:
         _auto_connect(result, runtime, out)

@@ -11,7 +11,19 @@ from typing import Annotated
 
 import typer
 
-from marketplace.cli import audit, batch, install, keys, login, publish, review, server, validate
+from marketplace.cli import (
+    audit,
+    batch,
+    export,
+    install,
+    keys,
+    lifecycle,
+    login,
+    publish,
+    review,
+    server,
+    validate,
+)
 from marketplace.cli.api import CLI_VERSION
 from marketplace.cli.helpstyle import ReadableGroup
 
@@ -52,6 +64,8 @@ publish.register(app)
 validate.register(app)
 batch.register(app)
 install.register(app)
+lifecycle.register(app)
+export.register(app)
 audit.register(app)
 review.register(app)
 server.register(app)
