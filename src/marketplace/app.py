@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 from starlette.responses import PlainTextResponse, Response
@@ -19,7 +20,10 @@ from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.accounts.token_endpoints import router as token_router
 from marketplace.admin_console.router import router as console_router
 from marketplace.admin_console.security import ConsoleHeadersMiddleware
-from marketplace.auth.openapi import install_optional_auth_in_openapi
+from marketplace.auth.openapi import (
+    install_error_codes_in_openapi,
+    install_optional_auth_in_openapi,
+)
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog import invalidation as catalog_invalidation
@@ -75,7 +79,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         await shutdown(app)
 
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI and ReDoc served from the package, not a CDN: the
+    # documentation loads on a machine without internet access.
+    app = FastAPIOffline(
         title="Plugin and Scenario Marketplace",
         version="1.0.0",
         description="Developer publishing, administrator review and client distribution.",
@@ -117,6 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(console_router)
     _add_operations_routes(app)
     install_optional_auth_in_openapi(app)
+    install_error_codes_in_openapi(app)
 
     # The last added is outermost: console headers wrap request context wraps rate limiting
     # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the app.

@@ -170,7 +170,10 @@ def test_a_failure_before_any_plugin_stops_the_batch(
     fake.on("GET", "/api/v1/auth/me", error(401, "UNAUTHORIZED", "Token expired"))
     result = invoke(["publish-batch", str(tmp_path)])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "error: UNAUTHORIZED: Token expired (HTTP 401)"
+    assert result.stderr.strip() == (
+        "error: UNAUTHORIZED: Token expired; run `marketplace login`, or pass a new token with "
+        "--token or MARKETPLACE_TOKEN (HTTP 401)"
+    )
 
 
 def test_type_change_of_a_plugin_owned_by_another_account_fails_and_deletes_nothing(

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from marketplace.cli.config import (
@@ -14,7 +15,7 @@ from marketplace.cli.config import (
 )
 from marketplace.cli.errors import CliError
 
-from .fake_api import FakeApi, error
+from .fake_api import FakeApi, envelope, error
 from .helpers import BACKEND, Invoke, file_mode, stdout_json
 
 LOGIN = "/api/v1/auth/login"
@@ -98,6 +99,7 @@ def test_stored_token_is_used_by_later_commands(fake: FakeApi, invoke: Invoke) -
 
 def test_logout_forgets_the_token(fake: FakeApi, invoke: Invoke) -> None:
     login_ok(fake)
+    fake.ok("POST", "/api/v1/auth/logout", {})
     invoke(
         ["login", "--backend", BACKEND, "--email", "a@b.c", "--password-stdin"],
         auth=False,
@@ -106,6 +108,7 @@ def test_logout_forgets_the_token(fake: FakeApi, invoke: Invoke) -> None:
     result = invoke(["logout"], auth=False)
     assert result.exit_code == 0
     assert "Logged out of http://market.test" in result.stdout
+    assert fake.find("POST", "/api/v1/auth/logout").json == {"refreshToken": "r"}
     assert CredentialStore().token_for(BACKEND) is None
 
 
@@ -163,3 +166,105 @@ def test_config_dir_honours_override_then_xdg(
 def test_bad_backend_urls_are_refused(url: str) -> None:
     with pytest.raises(CliError):
         normalize_backend(url)
+
+
+REFRESH = "/api/v1/auth/refresh"
+ME_PATH = "/api/v1/auth/me"
+DEV = {"id": "u1", "email": "dev@example.com", "role": "DEVELOPER"}
+
+
+def _stored_login(expires_in: int = 3600) -> CredentialStore:
+    store = CredentialStore()
+    store.save(BACKEND, "old-access", "dev@example.com", refresh_token="old-refresh",
+               expires_in=expires_in)  # fmt: skip
+    return store
+
+
+def _new_pair(token: str = "new-access", refresh: str = "new-refresh") -> dict[str, object]:  # noqa: S107 - test values
+    return {"accessToken": token, "refreshToken": refresh, "expiresIn": 3600, "user": DEV}
+
+
+def test_login_stores_the_refresh_token_and_the_expiry(
+    fake: FakeApi, invoke: Invoke, isolated_env: Path
+) -> None:
+    fake.ok("POST", LOGIN, _new_pair("jwt-1", "refresh-1"))
+    result = invoke(
+        ["login", "--backend", BACKEND, "--email", "dev@example.com", "--password-stdin"],
+        auth=False,
+        input="pw\n",
+    )
+    assert result.exit_code == 0, result.output
+    entry = json.loads((isolated_env / "credentials.json").read_text())["backends"][BACKEND]
+    assert (entry["token"], entry["refreshToken"]) == ("jwt-1", "refresh-1")
+    login = CredentialStore().login_for(BACKEND)
+    assert login is not None and login.expires_at is not None
+
+
+def test_a_401_renews_the_stored_login_once_and_repeats_the_request(
+    fake: FakeApi, invoke: Invoke
+) -> None:
+    _stored_login()
+    fake.on("GET", ME_PATH, error(401, "UNAUTHORIZED", "Invalid or expired token"),
+            envelope({"user": DEV}))  # fmt: skip
+    fake.ok("POST", REFRESH, _new_pair())
+    result = invoke(["whoami", "--backend", BACKEND, "--json"], auth=False)
+    assert result.exit_code == 0, result.output
+    assert fake.calls() == [("GET", ME_PATH), ("POST", REFRESH), ("GET", ME_PATH)]
+    assert fake.find("POST", REFRESH).json == {"refreshToken": "old-refresh"}
+    assert fake.requests[0].headers["authorization"] == "Bearer old-access"
+    assert fake.requests[2].headers["authorization"] == "Bearer new-access"
+    assert "authorization" not in fake.requests[1].headers
+    login = CredentialStore().login_for(BACKEND)
+    assert login is not None
+    assert (login.token, login.refresh_token) == ("new-access", "new-refresh")
+    data = stdout_json(result)["data"]
+    assert (data["credential"], data["user"]["email"]) == ("login", "dev@example.com")
+
+
+def test_a_login_refreshed_by_another_command_is_used_without_refreshing_again(
+    fake: FakeApi, invoke: Invoke
+) -> None:
+    store = _stored_login()
+
+    def meanwhile(request: httpx.Request) -> httpx.Response:
+        # Another command rotated the pair while this request was on its way.
+        store.rotate(BACKEND, "their-access", "their-refresh", 3600)
+        return error(401, "UNAUTHORIZED", "Invalid or expired token")
+
+    fake.on("GET", ME_PATH, meanwhile, envelope({"user": DEV}))
+    result = invoke(["whoami", "--backend", BACKEND], auth=False)
+    assert result.exit_code == 0, result.output
+    assert ("POST", REFRESH) not in fake.calls()
+    assert fake.requests[-1].headers["authorization"] == "Bearer their-access"
+
+
+def test_a_refused_refresh_says_to_log_in_again_and_keeps_the_file(
+    fake: FakeApi, invoke: Invoke
+) -> None:
+    _stored_login()
+    fake.on("GET", ME_PATH, error(401, "UNAUTHORIZED", "Invalid or expired token"))
+    fake.on("POST", REFRESH, error(401, "UNAUTHORIZED", "Invalid or expired refresh token"))
+    result = invoke(["whoami", "--backend", BACKEND], auth=False)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: UNAUTHORIZED: Invalid or expired token; the stored login has expired or was "
+        "revoked: run `marketplace login` (HTTP 401)"
+    )
+    assert fake.calls().count(("POST", REFRESH)) == 1
+    assert CredentialStore().token_for(BACKEND) == "old-access"
+
+
+def test_logout_when_the_service_fails_removes_the_login_and_exits_1(
+    fake: FakeApi, invoke: Invoke, isolated_env: Path
+) -> None:
+    _stored_login()
+    fake.on("POST", "/api/v1/auth/logout", error(503, "SERVICE_UNAVAILABLE", "retry later"))
+    result = invoke(["logout", "--backend", BACKEND], auth=False)
+    assert result.exit_code == 1
+    path = isolated_env / "credentials.json"
+    assert result.stdout.strip() == f"Logged out of {BACKEND} on this machine only: {path} removed"
+    assert result.stderr.strip() == (
+        "error: REVOKE_FAILED: the refresh token could not be revoked on the server "
+        "(SERVICE_UNAVAILABLE: retry later (HTTP 503)); it stays valid there until it expires"
+    )
+    assert not path.exists()

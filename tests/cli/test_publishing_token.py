@@ -55,7 +55,8 @@ def test_a_dead_token_is_said_to_be_refused(tmp_path: Path, fake: FakeApi, invok
     assert result.exit_code != 0
     assert (
         "UNAUTHORIZED: the server refused the publishing token (expired, deleted or revoked): "
-        "Publishing token has expired (HTTP 401)"
+        "Publishing token has expired; create a new one (POST /api/v1/auth/tokens) and pass it "
+        "with --token or MARKETPLACE_TOKEN (HTTP 401)"
     ) in result.output
     assert fake.writes() == []
 
@@ -84,7 +85,10 @@ def test_a_login_token_keeps_the_servers_own_words(
     fake.on("GET", "/api/v1/auth/me", error(401, "UNAUTHORIZED", "Invalid or expired token"))
     result = invoke(["publish", str(make_plugin(tmp_path))])
     assert result.exit_code != 0
-    assert "UNAUTHORIZED: Invalid or expired token (HTTP 401)" in result.output
+    assert (
+        "UNAUTHORIZED: Invalid or expired token; run `marketplace login`, or pass a new token "
+        "with --token or MARKETPLACE_TOKEN (HTTP 401)"
+    ) in result.output
     assert "publishing token" not in result.output
 
 

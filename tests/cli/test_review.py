@@ -292,7 +292,10 @@ def test_a_refusal_other_than_not_found_is_not_retried_as_a_scenario(
     fake.on("GET", f"{PLUGINS}/versions/{VID}", error(401, "UNAUTHORIZED", "Token expired"))
     result = invoke(["review", "show", VID])
     assert result.exit_code == 1
-    assert "UNAUTHORIZED: Token expired (HTTP 401)" in result.stderr
+    assert (
+        "UNAUTHORIZED: Token expired; run `marketplace login`, or pass a new token with "
+        "--token or MARKETPLACE_TOKEN (HTTP 401)"
+    ) in result.stderr
     assert fake.calls() == [("GET", f"{PLUGINS}/versions/{VID}")]
 
 

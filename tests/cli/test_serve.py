@@ -117,3 +117,18 @@ def test_serve_with_workers_counts_metrics_in_a_fresh_shared_folder(
 def test_serve_with_one_worker_keeps_metrics_in_the_process(captured: dict[str, Any]) -> None:
     serve()
     assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == ""
+
+
+def test_serve_logs_its_address_database_and_data_folder_with_the_password_hidden(
+    captured: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url = "postgresql+asyncpg://market:pa55-w0rd@db.internal:5432/market"
+    monkeypatch.setenv("MARKETPLACE_DATABASE_URL", url)
+    get_settings.cache_clear()
+    result = CliRunner().invoke(app, ["serve", "--host", "::1", "--port", "8123"])
+    assert result.exit_code == 0, result.output
+    [line] = [json.loads(x) for x in result.stderr.splitlines() if '"serving"' in x]
+    assert line["address"] == "http://[::1]:8123"
+    assert line["database"] == "postgresql+asyncpg://market:***@db.internal:5432/market"
+    assert line["data_dir"] == str((tmp_path / "data").resolve())
+    assert "pa55-w0rd" not in result.output + result.stderr

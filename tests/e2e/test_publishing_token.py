@@ -52,6 +52,7 @@ def test_ci_publishes_with_a_scoped_token_and_is_refused_once_it_is_deleted(
     assert result.returncode == 1
     assert (
         "error: UNAUTHORIZED: the server refused the publishing token (expired, deleted or "
-        "revoked): Publishing token has been revoked (deleted by its owner) (HTTP 401)"
+        "revoked): Publishing token has been revoked (deleted by its owner); create a new one "
+        "(POST /api/v1/auth/tokens) and pass it with --token or MARKETPLACE_TOKEN (HTTP 401)"
     ) in result.stderr
     assert [v["version"] for v in market.versions("ci-token-ok")] == ["1.0.0"]

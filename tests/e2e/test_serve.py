@@ -80,10 +80,28 @@ def test_user_create_refuses_an_email_already_registered(server: LiveServer) -> 
     assert "already registered" in again.stderr
 
 
-def test_user_create_refuses_a_short_password(server: LiveServer) -> None:
-    short = _user_create(server, "c@example.com", "x")
+def test_user_create_refuses_a_short_password_without_echoing_it(server: LiveServer) -> None:
+    short = _user_create(server, "c@example.com", "short")
     assert short.returncode == 1
-    assert "password" in short.stderr
+    assert short.stderr == "error: --password: must be at least 8 characters\n"
+    assert short.stdout == ""
+    login = {"email": "c@example.com", "password": "short"}
+    assert httpx.post(f"{server.url}/api/v1/auth/login", json=login).status_code == 401
+
+
+def test_user_create_lists_every_bad_option_at_once(server: LiveServer) -> None:
+    long_password = "p" * 129
+    bad = server.cli(
+        "user", "create", "--email", "not-an-email", "--password", long_password, "--name", "",
+        check=False,
+    )  # fmt: skip
+    assert bad.returncode == 1
+    assert bad.stderr.splitlines() == [
+        "error: --email: not a valid e-mail address",
+        "error: --password: must be at most 128 characters",
+        "error: --name: must not be empty",
+    ]
+    assert long_password not in bad.stderr + bad.stdout
 
 
 def test_user_create_refuses_verified_for_a_plain_user(server: LiveServer) -> None:

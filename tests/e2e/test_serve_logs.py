@@ -31,3 +31,17 @@ def test_every_line_of_the_server_output_is_json(tmp_path: Path) -> None:
     assert any(
         r["event"] == "request" and r.get("path") == "/api/v1/plugins/categories" for r in records
     )
+
+
+def test_serve_says_where_it_listens_and_keeps_its_data_in_one_json_line(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with live_server(data_dir, MARKETPLACE_LOG_JSON="true", MARKETPLACE_LOG_LEVEL="INFO") as server:
+        pass
+    records = [json.loads(line) for line in server.log_path.read_text().splitlines() if line]
+    [serving] = [r for r in records if r["event"] == "serving"]
+    assert serving["logger"] == "marketplace.serve"
+    assert serving["level"] == "info"
+    assert serving["address"] == server.url
+    assert serving["data_dir"] == str(data_dir.resolve())
+    assert serving["database"] == f"sqlite+aiosqlite:///{data_dir.resolve() / 'marketplace.db'}"
+    assert serving["workers"] == 1

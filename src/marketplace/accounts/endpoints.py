@@ -25,6 +25,8 @@ from marketplace.accounts.schemas import (
 )
 from marketplace.auth.deps import Admin, CurrentUser, Developer, SuperAdmin
 from marketplace.db import DbSession
+from marketplace.errors import EmailExists, InvalidState, Unauthorized, UserNotFound
+from marketplace.kit.error_codes import raises
 from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
@@ -63,6 +65,7 @@ def _identity(profile: DeveloperProfile) -> Envelope[IdentityStatusOut]:
 
 
 @auth_router.post("/register", status_code=status.HTTP_201_CREATED)
+@raises(EmailExists)
 async def register(body: RegisterIn, session: DbSession) -> Envelope[UserData]:
     """Create a USER account."""
     user = await service.create_user(
@@ -72,6 +75,7 @@ async def register(body: RegisterIn, session: DbSession) -> Envelope[UserData]:
 
 
 @auth_router.post("/login")
+@raises(Unauthorized)
 async def login(body: LoginIn, request: Request, session: DbSession) -> Envelope[TokenPair]:
     """Exchange e-mail and password for an access token (data.accessToken) and a refresh token."""
     limiter = request.app.state.limiter
@@ -84,6 +88,7 @@ async def login(body: LoginIn, request: Request, session: DbSession) -> Envelope
 
 
 @auth_router.post("/refresh")
+@raises(Unauthorized)
 async def refresh(body: RefreshIn, request: Request, session: DbSession) -> Envelope[TokenPair]:
     """Rotate a refresh token: the old one is revoked, a new pair is returned."""
     state = request.app.state
@@ -94,6 +99,7 @@ async def refresh(body: RefreshIn, request: Request, session: DbSession) -> Enve
 
 
 @auth_router.post("/logout")
+@raises(Unauthorized)
 async def logout(body: RefreshIn, session: DbSession) -> Envelope[dict[str, Any]]:
     """Revoke a refresh token."""
     await service.revoke_refresh_token(session, body.refresh_token)
@@ -107,6 +113,7 @@ async def me(user: CurrentUser) -> Envelope[UserData]:
 
 
 @developer_router.post("/register")
+@raises(InvalidState)
 async def register_developer(
     body: DeveloperRegisterIn, user: CurrentUser, session: DbSession
 ) -> Envelope[UserData]:
@@ -116,6 +123,7 @@ async def register_developer(
 
 
 @developer_router.post("/identity")
+@raises(InvalidState)
 async def submit_identity(
     body: IdentitySubmitIn, user: Developer, session: DbSession
 ) -> Envelope[IdentityStatusOut]:
@@ -180,6 +188,7 @@ async def list_developers(
 
 
 @admin_router.post("/developers/{user_id}/identity/review")
+@raises(UserNotFound, InvalidState)
 async def review_identity(
     user_id: str, body: IdentityReviewIn, admin: Admin, session: DbSession
 ) -> Envelope[IdentityStatusOut]:
@@ -191,6 +200,7 @@ async def review_identity(
 
 
 @admin_router.put("/users/{user_id}/role")
+@raises(UserNotFound, InvalidState)
 async def change_role(
     user_id: str, body: RoleIn, _super: SuperAdmin, session: DbSession
 ) -> Envelope[UserData]:

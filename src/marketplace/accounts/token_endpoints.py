@@ -9,6 +9,8 @@ from marketplace.accounts import tokens
 from marketplace.accounts.token_schemas import NewTokenOut, TokenCreateIn, TokenList, TokenOut
 from marketplace.auth.deps import CurrentUser
 from marketplace.db import DbSession
+from marketplace.errors import InvalidState
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 
@@ -16,6 +18,7 @@ router = api_router(prefix="/api/v1/auth/tokens", tags=["auth: publishing tokens
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
+@raises(InvalidState)
 async def create_token(
     body: TokenCreateIn, user: CurrentUser, session: DbSession
 ) -> Envelope[NewTokenOut]:
@@ -40,6 +43,7 @@ async def list_tokens(user: CurrentUser, session: DbSession) -> Envelope[TokenLi
 
 
 @router.delete("/{token_id}")
+@raises(tokens.TokenNotFound)
 async def delete_token(token_id: str, user: CurrentUser, session: DbSession) -> Envelope[TokenOut]:
     """Revoke a publishing token at once; it stays listed with its revocation."""
     return Envelope(data=TokenOut.model_validate(await tokens.revoke(session, user, token_id)))

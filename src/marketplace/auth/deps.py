@@ -14,6 +14,7 @@ from marketplace.auth import pat
 from marketplace.auth.tokens import decode_access_token
 from marketplace.db import DbSession, is_write_request
 from marketplace.errors import DatabaseUnavailable, DeveloperNotVerified, Forbidden, Unauthorized
+from marketplace.kit.error_codes import raises
 from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
 
 log = structlog.get_logger("marketplace.auth")
@@ -68,6 +69,8 @@ async def _load_user(request: Request, session: AsyncSession, token: str) -> Use
     return user
 
 
+# 401: a token that is not valid; 403: a publishing token whose scopes do not reach the route.
+@raises(Unauthorized, Forbidden)
 async def optional_user(
     request: Request,
     session: DbSession,
@@ -80,6 +83,7 @@ async def optional_user(
     return await _load_user(request, session, token)
 
 
+@raises(Unauthorized)
 async def current_user(user: Annotated[User | None, Depends(optional_user)]) -> User:
     if user is None:
         raise Unauthorized()
@@ -91,6 +95,7 @@ OptionalUser = Annotated[User | None, Depends(optional_user)]
 
 
 def require_role(role: Role) -> object:
+    @raises(Forbidden)
     async def dependency(user: CurrentUser) -> User:
         if not Role(user.role).at_least(role):
             raise Forbidden()
@@ -104,6 +109,7 @@ Admin = Annotated[User, require_role(Role.ADMIN)]
 SuperAdmin = Annotated[User, require_role(Role.SUPER_ADMIN)]
 
 
+@raises(DeveloperNotVerified)
 async def verified_developer(user: Developer, session: DbSession) -> User:
     """Writes of the developer groups need a verified identity (seed 5.2)."""
     profile = await session.get(DeveloperProfile, user.id)

@@ -31,6 +31,8 @@ from marketplace.catalog.schemas import (
 )
 from marketplace.catalog.search import walk_is_cheaper
 from marketplace.db import DbSession
+from marketplace.errors import PluginNotFound
+from marketplace.kit.error_codes import raises
 from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
@@ -169,6 +171,7 @@ async def categories(request: Request, session: DbSession, user: OptionalUser) -
 
 
 @router.get("/detail/{plugin_id}", response_model=Envelope[PublicPluginOut], responses=NOT_MODIFIED)
+@raises(PluginNotFound)
 async def detail(
     plugin_id: str, request: Request, session: DbSession, user: OptionalUser
 ) -> Response:
@@ -183,6 +186,7 @@ async def detail(
 
 
 @router.get("/versions/{plugin_id}", response_model=Envelope[VersionItems], responses=NOT_MODIFIED)
+@raises(PluginNotFound)
 async def versions(
     plugin_id: str, request: Request, session: DbSession, user: OptionalUser
 ) -> Response:
@@ -198,6 +202,7 @@ async def versions(
 
 
 @router.get("/reviews/{plugin_id}", response_model=Envelope[ReviewPage], responses=NOT_MODIFIED)
+@raises(PluginNotFound)
 async def reviews(
     plugin_id: str,
     request: Request,

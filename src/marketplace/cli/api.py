@@ -8,6 +8,7 @@ becomes `ApiError(status, code, message)`. A network failure is `ApiError(0,
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib.metadata
 import time
@@ -90,6 +91,29 @@ _TOKEN_REFUSALS = {
     401: "the server refused the publishing token (expired, deleted or revoked)",
     403: "the publishing token does not allow this",
 }
+# What a 401 asks the user to do, by where the refused token came from.
+RECOVER_PAT = (
+    "create a new one (POST /api/v1/auth/tokens) and pass it with --token or MARKETPLACE_TOKEN"
+)
+RECOVER_LOGIN = "the stored login has expired or was revoked: run `marketplace login`"
+RECOVER_GIVEN = "run `marketplace login`, or pass a new token with --token or MARKETPLACE_TOKEN"
+
+
+class CredentialKind(enum.StrEnum):
+    """Where the bearer token of a client came from (what a 401 should say to do)."""
+
+    NONE = "none"
+    LOGIN = "login"  # stored by `marketplace login`, renewed with its refresh token
+    PUBLISHING_TOKEN = "publishing-token"  # noqa: S105 - a kind, not a secret
+    ACCESS_TOKEN = "access-token"  # noqa: S105 - given with --token / MARKETPLACE_TOKEN
+
+
+def credential_kind(token: str | None, *, from_login: bool = False) -> CredentialKind:
+    if not token:
+        return CredentialKind.NONE
+    if token.startswith(PAT_PREFIX):
+        return CredentialKind.PUBLISHING_TOKEN
+    return CredentialKind.LOGIN if from_login else CredentialKind.ACCESS_TOKEN
 
 
 def token_refusal(error: ApiError) -> ApiError:
@@ -98,7 +122,25 @@ def token_refusal(error: ApiError) -> ApiError:
     lead = _TOKEN_REFUSALS.get(error.status)
     if lead is None or error.code not in ("UNAUTHORIZED", "FORBIDDEN"):
         return error
-    return ApiError(error.status, error.code, f"{lead}: {error.message}", error.details)
+    message = f"{lead}: {error.message}"
+    if error.status == 401:
+        message += f"; {RECOVER_PAT}"
+    return ApiError(error.status, error.code, message, error.details)
+
+
+def auth_refusal(error: ApiError, kind: CredentialKind) -> ApiError:
+    """A 401 with the way to recover for this kind of credential; other errors unchanged."""
+    if kind is CredentialKind.PUBLISHING_TOKEN:
+        return token_refusal(error)
+    if error.status != 401 or error.code != "UNAUTHORIZED":
+        return error
+    recovery = {
+        CredentialKind.LOGIN: RECOVER_LOGIN,
+        CredentialKind.ACCESS_TOKEN: RECOVER_GIVEN,
+    }.get(kind)
+    if recovery is None:
+        return error  # no token was sent (a login's own refusal, say): nothing to renew
+    return ApiError(error.status, error.code, f"{error.message}; {recovery}", error.details)
 
 
 def retry_delay(response: httpx.Response) -> float | None:
@@ -119,8 +161,15 @@ def _network_error(exc: httpx.TransportError, url: str) -> ApiError:
     return ApiError(0, "NETWORK_ERROR", f"cannot reach {url}: {reason}")
 
 
+# Given the token a 401 refused, a renewed one (or None): the stored login's refresh.
+Refresher = Callable[[str], str | None]
+
+
 class ApiClient:
-    """The service at `backend`, with an optional bearer token."""
+    """The service at `backend`, with an optional bearer token.
+
+    With a `refresher` (a stored login), a 401 renews the token once and repeats the request.
+    """
 
     def __init__(
         self,
@@ -130,14 +179,19 @@ class ApiClient:
         transport: httpx.BaseTransport | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         sleep: Callable[[float], None] = time.sleep,
+        refresher: Refresher | None = None,
+        from_login: bool = False,
     ) -> None:
         self._sleep = sleep
+        self._refresher = refresher
+        self.token = token
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.backend = backend
+        self.credential = credential_kind(token, from_login=from_login)
         # A publishing token (`mkt_pat_...`) rather than a login's access token.
-        self.uses_publishing_token = bool(token and token.startswith(PAT_PREFIX))
+        self.uses_publishing_token = self.credential is CredentialKind.PUBLISHING_TOKEN
         self._http = httpx.Client(
             base_url=backend, headers=headers, transport=transport, timeout=timeout
         )
@@ -175,6 +229,25 @@ class ApiClient:
         data: Mapping[str, str] | None = None,
         files: FormFiles | None = None,
     ) -> Any:
+        response = self._send(method, path, params=params, json=json, data=data, files=files)
+        if response.status_code == 401 and self._renew_token():
+            # httpx renders a file body again from position 0, so an upload can be repeated.
+            response = self._send(method, path, params=params, json=json, data=data, files=files)
+        try:
+            return unwrap(response)
+        except ApiError as exc:
+            raise auth_refusal(exc, self.credential) from None
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None,
+        json: Any,
+        data: Mapping[str, str] | None,
+        files: FormFiles | None,
+    ) -> httpx.Response:
         for attempt in range(RATE_LIMIT_RETRIES + 1):
             try:
                 response = self._http.request(
@@ -186,12 +259,19 @@ class ApiClient:
             if delay is None or attempt == RATE_LIMIT_RETRIES:
                 break
             self._sleep(delay)
-        try:
-            return unwrap(response)
-        except ApiError as exc:
-            if self.uses_publishing_token:
-                raise token_refusal(exc) from None
-            raise
+        return response
+
+    def _renew_token(self) -> bool:
+        """After a 401: ask the refresher for a new token; True when there is one (a long
+        batch may outlive several access tokens, so this is once per request, not client)."""
+        if self._refresher is None or self.token is None:
+            return False
+        renewed = self._refresher(self.token)
+        if not renewed or renewed == self.token:
+            return False
+        self.token = renewed
+        self._http.headers["Authorization"] = f"Bearer {renewed}"
+        return True
 
     def get(self, path: str, *, params: Mapping[str, str | int] | None = None) -> Any:
         return self.request("GET", path, params=params)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from marketplace.cli.errors import CliError
 
 DEFAULT_BACKEND = "http://127.0.0.1:8000"
 CREDENTIALS_FILE = "credentials.json"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def config_dir() -> Path:
@@ -75,8 +78,32 @@ def write_private(path: Path, text: str) -> None:
         raise
 
 
+def _timestamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value, TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class StoredLogin:
+    """What `marketplace login` left for one backend (older files lack the last two)."""
+
+    token: str
+    email: str | None
+    refresh_token: str | None
+    expires_at: datetime | None
+
+
 class CredentialStore:
-    """credentials.json: `{"default": url, "backends": {url: {token, email, savedAt}}}`."""
+    """credentials.json: `{"default": url, "backends": {url: {token, refreshToken,
+    expiresAt, email, savedAt}}}`, mode 0600."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else config_dir() / CREDENTIALS_FILE
@@ -92,26 +119,67 @@ class CredentialStore:
             raise CliError("CONFIG_UNREADABLE", f"{self.path} is not a credentials file")
         return document
 
+    def _write(self, document: dict[str, Any]) -> None:
+        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+
     def default_backend(self) -> str | None:
         value = self._load().get("default")
         return value if isinstance(value, str) else None
 
-    def token_for(self, backend: str) -> str | None:
+    def login_for(self, backend: str) -> StoredLogin | None:
         entry = self._load()["backends"].get(backend)
-        if isinstance(entry, dict) and isinstance(entry.get("token"), str):
-            token: str = entry["token"]
-            return token
-        return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        email, refresh = entry.get("email"), entry.get("refreshToken")
+        return StoredLogin(
+            token=entry["token"],
+            email=email if isinstance(email, str) else None,
+            refresh_token=refresh if isinstance(refresh, str) and refresh else None,
+            expires_at=_parse_time(entry.get("expiresAt")),
+        )
 
-    def save(self, backend: str, token: str, email: str) -> None:
+    def token_for(self, backend: str) -> str | None:
+        login = self.login_for(backend)
+        return login.token if login is not None else None
+
+    def save(
+        self,
+        backend: str,
+        token: str,
+        email: str,
+        *,
+        refresh_token: str | None = None,
+        expires_in: int | None = None,
+    ) -> None:
+        """Store a login for `backend` and make it the default backend."""
         document = self._load()
         document["default"] = backend
+        now = datetime.now(UTC)
         document["backends"][backend] = {
             "token": token,
+            "refreshToken": refresh_token,
+            "expiresAt": _timestamp(now + timedelta(seconds=expires_in))
+            if expires_in is not None
+            else None,
             "email": email,
-            "savedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "savedAt": _timestamp(now),
         }
-        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        self._write(document)
+
+    def rotate(self, backend: str, token: str, refresh_token: str, expires_in: int) -> None:
+        """Replace a login's pair by the one a refresh answered (the old one is revoked)."""
+        document = self._load()
+        entry = document["backends"].get(backend)
+        if not isinstance(entry, dict):
+            return  # logged out meanwhile: do not bring the login back
+        now = datetime.now(UTC)
+        entry.update(
+            token=token,
+            refreshToken=refresh_token,
+            expiresAt=_timestamp(now + timedelta(seconds=expires_in)),
+            savedAt=_timestamp(now),
+        )
+        self._write(document)
 
     def remove(self, backend: str) -> bool:
         document = self._load()
@@ -120,14 +188,41 @@ class CredentialStore:
         del document["backends"][backend]
         if document.get("default") == backend:
             document["default"] = None
-        write_private(self.path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+        self._write(document)
         return True
+
+    def remove_if_empty(self) -> bool:
+        """Delete the file once it holds no login; True when it was deleted."""
+        if not self.path.exists() or self._load()["backends"]:
+            return False
+        self.path.unlink()
+        return True
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """One refresh at a time across processes: a refresh token works once (rotation),
+        and presenting a rotated one again revokes the whole login on the server."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        try:
+            import fcntl
+        except ImportError:  # no fcntl (Windows): one process at a time is the user's care
+            yield
+            return
+        with open(lock_path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
 class Credentials:
     backend: str
     token: str | None
+    # True when the token is the one `marketplace login` stored (it can be refreshed).
+    from_login: bool = False
 
     def require_token(self) -> str:
         if not self.token:
@@ -154,4 +249,5 @@ def resolve_credentials(
     resolved = resolve_backend(backend, store)
     if token:
         return Credentials(resolved, token)
-    return Credentials(resolved, store.token_for(resolved))
+    stored = store.token_for(resolved)
+    return Credentials(resolved, stored, from_login=stored is not None)

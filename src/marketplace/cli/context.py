@@ -13,7 +13,11 @@ from dataclasses import dataclass
 import httpx
 import typer
 
-from marketplace.cli.api import ApiClient
+from marketplace.cli.api import ApiClient, Refresher
+from marketplace.cli.config import CredentialStore
+from marketplace.cli.errors import CliError
+from marketplace.cli.session import LoginRefresher
+from marketplace.rules.vocabulary import PAT_PREFIX
 
 
 @dataclass
@@ -29,7 +33,25 @@ class Runtime:
         return sys.stdin.isatty()
 
     def client(self, backend: str, token: str | None) -> ApiClient:
-        return ApiClient(backend, token, transport=self.transport)
+        """A client for `backend`; when `token` is the login stored for it, the client
+        renews it (before starting when near its expiry, and on a 401)."""
+        refresher: Refresher | None = None
+        from_login = False
+        if token and not token.startswith(PAT_PREFIX):
+            store = CredentialStore()
+            try:
+                login = store.login_for(backend)
+            except CliError:
+                login = None  # an unreadable file does not stop an explicit --token
+            if login is not None and login.token == token:
+                from_login = True
+                if login.refresh_token is not None:
+                    renewer = LoginRefresher(store, backend, self.transport)
+                    token = renewer.fresh_token(token)
+                    refresher = renewer.after_refusal
+        return ApiClient(
+            backend, token, transport=self.transport, refresher=refresher, from_login=from_login
+        )
 
 
 def get_runtime(ctx: typer.Context) -> Runtime:

@@ -7,6 +7,8 @@ registered here from their modules; the server commands (serve, db, user, storag
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from marketplace.cli import (
@@ -22,8 +24,11 @@ from marketplace.cli import (
     server,
     validate,
 )
+from marketplace.cli.api import CLI_VERSION
+from marketplace.cli.helpstyle import ReadableGroup
 
 app = typer.Typer(
+    cls=ReadableGroup,
     name="marketplace",
     help="Plugin marketplace: publish plugins, install them, run the service.",
     no_args_is_help=True,
@@ -33,8 +38,24 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"marketplace {CLI_VERSION}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the installed version of the tool and exit.",
+        ),
+    ] = False,
+) -> None:
     """Plugin marketplace command-line tool."""
 
 

@@ -22,7 +22,8 @@ TokenOption = Annotated[
         envvar="MARKETPLACE_TOKEN",
         show_envvar=True,
         show_default=False,
-        help="Access token (default: the one stored by `marketplace login`).",
+        help="Access token or publishing token (mkt_pat_...) (default: the login stored by "
+        "`marketplace login`, renewed automatically).",
     ),
 ]
 JsonOption = Annotated[

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from marketplace.roles import Role
+
+if TYPE_CHECKING:
+    from marketplace.config import Settings
 
 # The server's modules (settings, database, storage) are imported inside the commands:
 # the client commands must start without the server's dependencies.
@@ -50,7 +53,7 @@ def serve(
         str | None,
         typer.Option(
             help="Comma-separated proxy addresses or networks trusted for --proxy-headers, "
-            "or '*' for any [default: $FORWARDED_ALLOW_IPS, else 127.0.0.1].",
+            "or '*' for any (default: $FORWARDED_ALLOW_IPS, else 127.0.0.1).",
             show_default=False,
         ),
     ] = None,
@@ -58,8 +61,8 @@ def serve(
         LogLevel | None,
         typer.Option(
             case_sensitive=False,
-            help="Level of the app's and uvicorn's logs [default: $MARKETPLACE_LOG_LEVEL, "
-            "else info].",
+            help="Level of the app's and uvicorn's logs (default: $MARKETPLACE_LOG_LEVEL, "
+            "else info).",
             show_default=False,
         ),
     ] = None,
@@ -94,6 +97,7 @@ def serve(
         os.environ[MULTIPROC_ENV] = str(settings.data_dir / "metrics")
     if os.environ.get(MULTIPROC_ENV):
         prepare_multiprocess_metrics(Path(os.environ[MULTIPROC_ENV]))
+    _log_where(settings, host, port, workers)
     uvicorn.run(
         "marketplace.app:create_app",
         factory=True,
@@ -106,6 +110,39 @@ def serve(
         access_log=False,
         log_config=log_config,
         log_level=settings.log_level.lower(),
+    )
+
+
+def listen_address(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def database_for_display(url: str) -> str:
+    """The database URL with its password (if any) replaced by ***."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(unparsable URL)"  # never echo what might hold a password
+
+
+def _log_where(settings: Settings, host: str, port: int, workers: int) -> None:
+    """One line saying where the service listens and where its data is (the first thing
+    an operator looks for), in the same format as every other line."""
+    import structlog
+
+    from marketplace.observability import configure_logging
+
+    configure_logging(json_logs=settings.log_json, level=settings.log_level)
+    structlog.get_logger().info(
+        "serving",
+        logger="marketplace.serve",
+        address=listen_address(host, port),
+        database=database_for_display(settings.database_url),
+        data_dir=str(settings.data_dir.resolve()),
+        workers=workers,
     )
 
 
@@ -135,6 +172,12 @@ def user_create(
     from marketplace.config import get_settings
     from marketplace.migrate import upgrade
 
+    problems = _account_problems(email, password, name)
+    if problems:
+        # Never pydantic's own text: it quotes every input, the password included.
+        for problem in problems:
+            typer.secho(f"error: {problem}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
     settings = get_settings()
     if settings.is_sqlite:
         upgrade(settings.database_url)
@@ -146,16 +189,42 @@ def user_create(
     typer.echo(f"created {role.value} {email} ({user_id})")
 
 
+def _account_problems(email: str, password: str, name: str) -> list[str]:
+    """What the service's registration rules refuse, one line per option, without values."""
+    from pydantic import ValidationError
+
+    from marketplace.accounts.schemas import RegisterIn
+
+    try:
+        RegisterIn.model_validate({"email": email, "password": password, "name": name})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_input=False, include_url=False):
+            field = str(error["loc"][0]) if error["loc"] else "value"
+            problems.append(f"--{field}: {_plain(error)}")
+        return problems
+    return []
+
+
+def _plain(error: Any) -> str:
+    limits = error.get("ctx") or {}
+    if error["type"] == "string_too_short":
+        return f"must be at least {limits.get('min_length')} characters"
+    if error["type"] == "string_too_long":
+        return f"must be at most {limits.get('max_length')} characters"
+    if error["type"] == "too_short":
+        return "must not be empty"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
 async def _create_user(email: str, password: str, name: str, role: Role, verified: bool) -> str:
     from datetime import UTC, datetime
 
     from marketplace.accounts import service
-    from marketplace.accounts.schemas import RegisterIn
     from marketplace.config import get_settings
     from marketplace.db import make_engine, make_sessionmaker
     from marketplace.models import DeveloperProfile, IdentityStatus
 
-    RegisterIn.model_validate({"email": email, "password": password, "name": name})
     settings = get_settings()
     engine = make_engine(settings.database_url, pool_size=0)
     try:

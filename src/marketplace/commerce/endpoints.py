@@ -23,7 +23,16 @@ from marketplace.commerce.schemas import (
     RatingOut,
 )
 from marketplace.db import DbSession
-from marketplace.errors import PluginNotFound
+from marketplace.errors import (
+    InvalidState,
+    PluginIsFree,
+    PluginNotFound,
+    PluginNotPurchased,
+    RatingNotAllowed,
+    VersionNotApproved,
+    VersionNotFound,
+)
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import Plugin, Purchase
@@ -42,6 +51,7 @@ REPEATED: dict[int | str, dict[str, Any]] = {
 
 # Order of checks (CONTRACT 1): the token (CurrentUser) before the plugin's 404, both before
 # the body is validated (FastAPI solves dependencies first).
+@raises(PluginNotFound)
 async def _existing_plugin(plugin_id: str, _user: CurrentUser, session: DbSession) -> Plugin:
     plugin = await find_plugin(session, plugin_id)
     if plugin is None:
@@ -49,6 +59,7 @@ async def _existing_plugin(plugin_id: str, _user: CurrentUser, session: DbSessio
     return plugin
 
 
+@raises(PluginNotFound)
 async def _listed_plugin(plugin_id: str, _user: CurrentUser, session: DbSession) -> Plugin:
     return await listed_plugin(session, plugin_id)
 
@@ -58,6 +69,7 @@ ListedPlugin = Annotated[Plugin, Depends(_listed_plugin)]
 
 
 @router.get("/download/{plugin_id}/{version}")
+@raises(VersionNotFound, VersionNotApproved, PluginNotPurchased)
 async def download(
     version: str,
     user: CurrentUser,
@@ -86,6 +98,7 @@ async def download(
 
 
 @router.post("/install/{plugin_id}", status_code=status.HTTP_201_CREATED, responses=UPDATED)
+@raises(VersionNotFound, VersionNotApproved, PluginNotPurchased, InvalidState)
 async def install(
     user: CurrentUser,
     plugin: ExistingPlugin,
@@ -145,6 +158,7 @@ def _purchase_out(purchase: Purchase) -> PurchaseOut:
 
 
 @router.post("/purchase/{plugin_id}", status_code=status.HTTP_201_CREATED, responses=REPEATED)
+@raises(PluginIsFree, PluginNotPurchased, InvalidState)
 async def purchase(
     user: CurrentUser,
     plugin: ExistingPlugin,
@@ -163,6 +177,7 @@ async def purchase(
 
 
 @router.post("/rate/{plugin_id}", status_code=status.HTTP_201_CREATED, responses=UPDATED)
+@raises(RatingNotAllowed, InvalidState)
 async def rate(
     user: CurrentUser,
     plugin: ListedPlugin,

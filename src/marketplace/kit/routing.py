@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
-from marketplace.errors import TooLarge, ValidationFailed
+from marketplace.errors import AppError, TooLarge, ValidationFailed
 from marketplace.kit.schemas import ERROR_RESPONSES, NOT_AN_OBJECT, InvalidJSON
 
 # Inline-code manifests carry whole bundles, so JSON bodies get a generous cap.
@@ -73,6 +73,8 @@ class _LenientJSONRequest(Request):
 
 class ApiRoute(APIRoute):
     max_body_bytes = JSON_BODY_MAX_BYTES
+    # What a body that does not validate answers (documented per operation in OpenAPI).
+    body_validation_error: type[AppError] = ValidationFailed
 
     @property
     def streams_body(self) -> bool:

@@ -8,6 +8,19 @@ from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession, WriteSessions, end_checks
+from marketplace.errors import (
+    IconInvalid,
+    IconTooLarge,
+    InvalidCategory,
+    InvalidState,
+    NotFound,
+    PackageInvalid,
+    PackageTooLarge,
+    PluginKeyExists,
+    ValidationFailed,
+    VersionExists,
+)
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
@@ -59,6 +72,7 @@ async def list_categories(_admin: Admin, session: DbSession) -> Envelope[Categor
 
 
 @router.post("/categories", status_code=status.HTTP_201_CREATED)
+@raises(InvalidState)
 async def add_category(
     body: CategoryIn, _admin: Admin, session: DbSession
 ) -> Envelope[CategoryOut]:
@@ -67,6 +81,7 @@ async def add_category(
 
 
 @router.put("/categories/{key}")
+@raises(NotFound)
 async def update_category(
     key: str, body: CategoryUpdateIn, _admin: Admin, session: DbSession
 ) -> Envelope[CategoryOut]:
@@ -77,6 +92,7 @@ async def update_category(
 
 
 @router.delete("/categories/{key}")
+@raises(NotFound, InvalidState)
 async def delete_category(key: str, _admin: Admin, session: DbSession) -> Envelope[dict[str, str]]:
     """Delete a category no plugin uses (409 INVALID_STATE otherwise)."""
     await service.delete_category(session, key)
@@ -109,6 +125,7 @@ add_admin_list(
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
+@raises(InvalidCategory, PluginKeyExists)
 async def create_plugin(
     body: AdminCreateIn, admin: Admin, session: DbSession
 ) -> Envelope[PluginOut]:
@@ -124,6 +141,7 @@ async def plugin_detail(plugin: AdminPlugin, session: DbSession) -> Envelope[Adm
 
 
 @router.put("/{plugin_id}")
+@raises(InvalidCategory, InvalidState)
 async def update_plugin(
     body: AdminUpdateIn, plugin: AdminPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
@@ -140,6 +158,7 @@ async def set_price(
 
 
 @router.delete("/{plugin_id}")
+@raises(InvalidState)
 async def delete_plugin(
     plugin: AdminPluginForWrite,
     session: DbSession,
@@ -162,6 +181,7 @@ async def plugin_versions(plugin: AdminPlugin, session: DbSession) -> Envelope[V
 
 
 @router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
+@raises(VersionExists, PackageInvalid, InvalidState)
 async def create_version(
     body: CreateVersionIn,
     plugin: AdminPluginForWrite,
@@ -184,6 +204,7 @@ async def create_version(
 
 @router.post("/{plugin_id}/upload", status_code=status.HTTP_201_CREATED, openapi_extra=PACKAGE_FORM)
 @streams_body
+@raises(ValidationFailed, VersionExists, PackageInvalid, PackageTooLarge, InvalidState)
 async def upload_version(
     request: Request,
     plugin: AdminPlugin,
@@ -204,6 +225,7 @@ async def upload_version(
 
 @router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
 @streams_body
+@raises(ValidationFailed, IconInvalid, IconTooLarge)
 async def upload_icon(
     request: Request,
     plugin: AdminPlugin,
@@ -218,6 +240,7 @@ async def upload_icon(
 
 
 @router.post("/{plugin_id}/review")
+@raises(InvalidState)
 async def review_plugin(
     body: PluginReviewIn,
     plugin: AdminPluginForWrite,

@@ -7,6 +7,18 @@ from fastapi import Request, status
 from marketplace.auth import pat
 from marketplace.auth.deps import TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
+from marketplace.errors import (
+    IconInvalid,
+    IconTooLarge,
+    InvalidCategory,
+    InvalidState,
+    PackageInvalid,
+    PackageTooLarge,
+    PluginKeyExists,
+    ValidationFailed,
+    VersionExists,
+)
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
@@ -43,6 +55,7 @@ add_developer_takedown(
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)
+@raises(InvalidCategory, PluginKeyExists)
 async def publish(
     body: PublishIn, user: VerifiedDeveloper, session: DbSession, grant: TokenGrant
 ) -> Envelope[PluginOut]:
@@ -67,6 +80,7 @@ async def plugin_detail(plugin: OwnedPlugin, session: DbSession) -> Envelope[Dev
 
 
 @router.put("/{plugin_id}")
+@raises(InvalidCategory, InvalidState)
 async def update_plugin(
     body: DeveloperUpdateIn, plugin: OwnedPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
@@ -83,6 +97,7 @@ async def set_price(
 
 
 @router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
+@raises(VersionExists, PackageInvalid, InvalidState)
 async def create_version(
     body: CreateVersionIn, plugin: OwnedPluginForWrite, session: DbSession
 ) -> Envelope[VersionOut]:
@@ -109,6 +124,7 @@ async def create_version(
     openapi_extra=PACKAGE_FORM,
 )
 @streams_body
+@raises(ValidationFailed, VersionExists, PackageInvalid, PackageTooLarge, InvalidState)
 async def upload_version(
     request: Request,
     plugin: OwnedPluginForUpload,
@@ -133,6 +149,7 @@ async def upload_version(
 
 @router.post("/{plugin_id}/icon", openapi_extra=ICON_FORM)
 @streams_body
+@raises(ValidationFailed, IconInvalid, IconTooLarge)
 async def upload_icon(
     request: Request,
     plugin: OwnedPluginForUpload,
@@ -147,6 +164,7 @@ async def upload_icon(
 
 
 @router.delete("/{plugin_id}")
+@raises(InvalidState)
 async def take_down(plugin: OwnedPluginForWrite, session: DbSession) -> Envelope[TakedownOut]:
     """Soft takedown: distribution stops; versions and purchases are kept."""
     await review.take_down(session, PLUGINS, plugin)

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Query
 
 from marketplace.auth.deps import Admin, Developer
 from marketplace.db import DbSession, end_checks
-from marketplace.errors import InternalError
+from marketplace.errors import InternalError, InvalidState
+from marketplace.kit.error_codes import raises
 from marketplace.kit.pagination import LimitParams, PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
@@ -100,6 +101,7 @@ def add_version_queue(
         "pending version; anything but a pending version is 409 INVALID_STATE. Writes the "
         "audit record in the same transaction.",
     )
+    @raises(kind.version_not_found(), InvalidState)
     async def review_version(
         version_id: str,
         body: VersionReviewIn,
@@ -127,6 +129,7 @@ def add_version_queue(
         "(reviewers read them); `release` is the signed release record, null for a version "
         "never approved.",
     )
+    @raises(kind.version_not_found(), kind.not_found())
     async def download_version(
         version_id: str,
         _admin: Admin,
@@ -149,6 +152,7 @@ def add_version_queue(
         "approved by creation; null for a first version): files added, removed and changed "
         "(paths relative to the package root), top-level manifest keys, new permissions.",
     )
+    @raises(kind.version_not_found())
     async def diff_version(
         version_id: str, _admin: Admin, session: DbSession, store: BlobStoreDep
     ) -> Any:
@@ -169,6 +173,7 @@ def add_version_queue(
         response_model=Envelope[views.version_model],  # type: ignore[name-defined]
         description=f"One of the {words}, in any state.",
     )
+    @raises(kind.version_not_found())
     async def version_detail(version_id: str, _admin: Admin, session: DbSession) -> Any:
         return Envelope(data=views.version_out(await find_version(session, kind, version_id)))
 

@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.auth import pat
 from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession
-from marketplace.errors import InvalidState
+from marketplace.errors import Forbidden, InvalidState
+from marketplace.kit.error_codes import declare
 from marketplace.kit.sql import is_row_id
 from marketplace.models import User
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
@@ -114,7 +115,9 @@ def owned_for_read(kind: Kind[ItemT, VersionT], param: str) -> ItemDependency:
     async def load(ref: str, user: User, session: AsyncSession, _grant: Any) -> ItemT:
         return check_owner(kind, await find_item(session, kind, ref), user)
 
-    return _dependency(param, Developer, load)
+    dependency = _dependency(param, Developer, load)
+    declare(dependency, [kind.not_found(), kind.not_owned()])
+    return dependency
 
 
 def owned_for_write(
@@ -131,7 +134,9 @@ def owned_for_write(
         pat.check_plugin(grant, kind.token_key(item))
         return item
 
-    return _dependency(param, VerifiedDeveloper, load)
+    dependency = _dependency(param, VerifiedDeveloper, load)
+    declare(dependency, [kind.not_found(), kind.not_owned(), Forbidden])
+    return dependency
 
 
 def for_admin(kind: Kind[ItemT, VersionT], param: str, *, lock: bool = False) -> ItemDependency:
@@ -140,4 +145,6 @@ def for_admin(kind: Kind[ItemT, VersionT], param: str, *, lock: bool = False) ->
     async def load(ref: str, _admin: User, session: AsyncSession, _grant: Any) -> ItemT:
         return await find_item(session, kind, ref, lock=lock)
 
-    return _dependency(param, Admin, load)
+    dependency = _dependency(param, Admin, load)
+    declare(dependency, [kind.not_found()])
+    return dependency

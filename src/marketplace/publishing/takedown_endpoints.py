@@ -16,6 +16,8 @@ from pydantic import Field
 
 from marketplace.auth.deps import Admin, VerifiedDeveloper
 from marketplace.db import DbSession
+from marketplace.errors import InvalidState
+from marketplace.kit.error_codes import raises
 from marketplace.kit.schemas import Envelope, InputModel, SafeText
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
@@ -45,6 +47,7 @@ def add_admin_takedown(
 ) -> None:
     """POST /versions/{version_id}/takedown on the kind's admin router."""
 
+    @raises(kind.version_not_found(), InvalidState)
     async def admin_version(version_id: str, _admin: Admin, session: DbSession) -> tuple[Any, Any]:
         return await locked_version_with_item(session, kind, version_id)
 
@@ -85,6 +88,7 @@ def add_developer_takedown(
     owner's own version (another developer's item is the kind's *_NOT_OWNED)."""
     owned = owned_for_write(kind, param)
 
+    @raises(kind.version_not_found(), InvalidState)
     async def owned_version(
         version_id: str, item: Annotated[Any, Depends(owned)], session: DbSession
     ) -> tuple[Any, Any]:

@@ -14,6 +14,14 @@ from sqlalchemy import select
 
 from marketplace.auth.deps import VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
+from marketplace.errors import (
+    InvalidState,
+    ScenarioNotOwned,
+    ScenarioPackageTooLarge,
+    ScenarioValidationFailed,
+    ScenarioVersionExists,
+)
+from marketplace.kit.error_codes import raises
 from marketplace.kit.forms import multipart_form
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
@@ -66,6 +74,7 @@ PACKAGE_FORM = multipart_form(
 )
 
 
+@raises(ScenarioNotOwned)
 async def _publish_target_owned(
     request: Request, user: VerifiedDeveloper, session: DbSession
 ) -> User:
@@ -105,6 +114,7 @@ add_developer_takedown(
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)
+@raises(ScenarioValidationFailed, ScenarioVersionExists, InvalidState)
 async def publish(
     body: ScenarioPublishIn, user: PublishingDeveloper, session: DbSession
 ) -> Envelope[ScenarioDetail]:
@@ -137,6 +147,7 @@ async def scenario_detail_view(
 
 
 @router.put("/{scenario_id}")
+@raises(ScenarioValidationFailed, InvalidState)
 async def update_scenario(
     body: ScenarioUpdateIn, scenario: OwnedScenarioForWrite, session: DbSession
 ) -> Envelope[ScenarioOut]:
@@ -146,6 +157,7 @@ async def update_scenario(
 
 
 @router.delete("/{scenario_id}")
+@raises(InvalidState)
 async def take_down(
     scenario: OwnedScenarioForWrite, session: DbSession
 ) -> Envelope[ScenarioTakedownOut]:
@@ -156,6 +168,7 @@ async def take_down(
 
 @router.post("/{scenario_id}/upload-package", openapi_extra=PACKAGE_FORM)
 @streams_body
+@raises(ScenarioValidationFailed, ScenarioVersionExists, ScenarioPackageTooLarge, InvalidState)
 async def upload_package(
     request: Request,
     scenario: OwnedScenarioForUpload,

@@ -12,6 +12,8 @@ from fastapi import Query
 
 from marketplace.auth.deps import CurrentUser, OptionalUser
 from marketplace.db import DbSession
+from marketplace.errors import ScenarioNotFound
+from marketplace.kit.error_codes import raises
 from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
@@ -60,6 +62,7 @@ async def list_scenarios(
 
 
 @router.get("/{scenario_id}")
+@raises(ScenarioNotFound)
 async def scenario_detail(
     scenario_id: str, _user: OptionalUser, session: DbSession
 ) -> Envelope[PublicScenarioOut]:
@@ -68,6 +71,7 @@ async def scenario_detail(
 
 
 @router.get("/{scenario_id}/download")
+@raises(ScenarioNotFound)
 async def download(
     scenario_id: str,
     _user: CurrentUser,

@@ -27,6 +27,8 @@ def _only_body(errors: list[Any]) -> bool:
 class ScenarioRoute(ApiRoute):
     """An APIRoute whose body and form validation failures carry the scenario code."""
 
+    body_validation_error = ScenarioValidationFailed
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -8,7 +8,8 @@ from typing import Annotated
 from fastapi import Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from marketplace.errors import AppError, NotFound
+from marketplace.errors import AppError, Forbidden, NotFound
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.storage.base import (
     BLOB_KEY_PATTERN,
@@ -74,6 +75,7 @@ def _etag_matches(header: str, etag: str) -> bool:
 
 @router.get(f"{BLOB_ROUTE}/{{key:path}}", operation_id="download_blob")
 @router.head(f"{BLOB_ROUTE}/{{key:path}}", include_in_schema=False)
+@raises(NotFound, Forbidden, RangeNotSatisfiable)
 async def download_blob(
     key: Annotated[str, Path(json_schema_extra={"pattern": f"^{BLOB_KEY_PATTERN}$"})],
     request: Request,
