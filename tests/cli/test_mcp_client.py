@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from marketplace.cli import mcp_client
+from marketplace.cli import mcp_client, mcp_sdk
 from marketplace.cli.mcp_client import McpError, probe_stdio
 
 from .fake_api import FakeApi
@@ -40,10 +40,10 @@ def test_handshake_through_the_sdk_reports_server_and_tools(tmp_path: Path) -> N
 
 
 def test_the_hand_written_protocol_code_is_gone() -> None:
-    source = Path(mcp_client.__file__).read_text()
-    assert "from mcp import" in source
+    sources = [Path(module.__file__ or "").read_text() for module in (mcp_client, mcp_sdk)]
+    assert "from mcp import" in sources[1]
     for hand_written in ("jsonrpc", "subprocess", "tools/list", "notifications/initialized"):
-        assert hand_written not in source
+        assert all(hand_written not in source for source in sources)
 
 
 @pytest.mark.parametrize(
