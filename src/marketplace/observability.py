@@ -29,6 +29,18 @@ def _renderer(json_logs: bool) -> Any:
     return structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer()
 
 
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time of the write, not at configure time:
+    loggers are cached on first use, and a stream swapped in for a while (a test runner's
+    capture, a CLI command run in-process) must not stay their target once it is closed."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(*, json_logs: bool | None, level: str) -> None:
     structlog.configure(
         processors=[
@@ -39,7 +51,7 @@ def configure_logging(*, json_logs: bool | None, level: str) -> None:
             _renderer(json_logs_wanted(json_logs)),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
 

@@ -212,6 +212,8 @@ def test_undated_archive_files_get_the_signed_approval_time(
     assert (path / "index.js").stat().st_mtime == approved
     assert (path / "manifest.json").stat().st_mtime == approved
     assert (path / "lib" / "a.js").stat().st_mtime == dated  # a real time is kept
+    # The archive has no entry for lib/: extraction made it, it is dated like the rest.
+    assert (path / "lib").stat().st_mtime == approved
 
 
 def test_unreadable_registry_stops_the_install_before_anything_is_written(

@@ -55,7 +55,7 @@ def test_the_hand_written_protocol_code_is_gone() -> None:
 )
 def test_broken_servers_are_reported(tmp_path: Path, mode: str, message: str) -> None:
     with pytest.raises(McpError) as caught:
-        probe(mode, tmp_path, timeout=2.0)
+        probe(mode, tmp_path, timeout=30.0)  # generous: a loaded machine starts slowly
     assert caught.value.message == message
     assert caught.value.code == "MCP_CONNECT_FAILED"
 
@@ -65,7 +65,7 @@ def test_silent_server_times_out_within_the_bound_and_is_stopped(tmp_path: Path)
     with pytest.raises(McpError) as caught:
         probe("silent", tmp_path, timeout=0.5)
     assert caught.value.message == "no answer from the server within 0.5s"
-    assert time.monotonic() - started < 8  # the SDK's shutdown escalation is bounded too
+    assert time.monotonic() - started < 30  # the SDK's shutdown escalation is bounded too
 
 
 def test_missing_command_is_a_spawn_error(tmp_path: Path) -> None:
@@ -158,7 +158,9 @@ def test_failed_auto_connect_is_reported_and_keeps_the_registration(
     root = tmp_path / "plugins"
     result = invoke(
         ["install", "demo-plugin", "--dir", str(root), "--config", "API_KEY=k1", "--json"],
-        mcp_timeout=1.0,
+        # Only the silent server needs a short bound; the others must fail for their own
+        # reason even on a loaded machine where Python starts slowly.
+        mcp_timeout=1.0 if mode == "silent" else 30.0,
     )
     assert result.exit_code == 1
     assert "MCP_CONNECT_FAILED" in result.stderr

@@ -207,12 +207,18 @@ def unpack_safely(archive: Path, target: Path, undated: float | None = None) -> 
 
 
 def date_undated(target: Path, members: list[tarfile.TarInfo], when: float) -> None:
-    """Give members without a time `when`; deepest first, so dating a file does not
-    change its folder's time afterwards."""
+    """Give members without a time `when`, and folders the archive has no entry for too
+    (extraction made them, dated now); deepest first, so dating what a folder holds does
+    not change the folder's time afterwards."""
     for member in sorted(members, key=lambda m: m.name.count("/"), reverse=True):
         path = target / member.name
-        if member.mtime <= 0 and (member.isfile() or member.isdir()) and path.exists():
+        if member.mtime <= 0 and member.isfile() and path.exists():
             os.utime(path, (when, when))
+    dated = {member.name.strip("/") for member in members if member.mtime > 0}
+    for folder, _dirs, _files in os.walk(target, topdown=False):
+        relative = Path(folder).relative_to(target).as_posix()
+        if relative != "." and relative not in dated:
+            os.utime(folder, (when, when))
 
 
 def content_root(folder: Path) -> Path:
