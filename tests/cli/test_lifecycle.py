@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from marketplace.cli.registry import load_registry
 
 from .fake_api import FakeApi
@@ -287,16 +289,59 @@ def test_install_removes_version_folders_an_older_client_left_behind(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:
     root = tmp_path / "plugins"
-    for leftover in ("0.8.0", "0.9.0", ".install-concurrent"):
+    for leftover in ("0.8.0", "0.9.0"):
         (root / KEY / leftover).mkdir(parents=True)
+        (root / KEY / leftover / "manifest.json").write_text(json.dumps({"id": KEY}))
+    # Not installs of KEY: a staging folder, the user's own folders, another plugin's copy.
+    (root / KEY / ".install-concurrent").mkdir()
+    (root / KEY / "src").mkdir()
+    (root / KEY / "src" / "work.js").write_text("mine\n")
+    (root / KEY / "2.0.0").mkdir()
+    (root / KEY / "2.0.0" / "manifest.json").write_text(json.dumps({"id": "other-plugin"}))
     serve_manifest(fake, "config_only", base_manifest(main=""))
 
     result = invoke(["install", KEY, "--dir", str(root)])
 
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (root / KEY).iterdir()) == [".install-concurrent", "1.0.0"]
+    assert sorted(p.name for p in (root / KEY).iterdir()) == [
+        ".install-concurrent",
+        "1.0.0",
+        "2.0.0",
+        "src",
+    ]
+    assert (root / KEY / "src" / "work.js").read_text() == "mine\n"
     assert "Note: removed the earlier version folder 0.8.0" in result.stdout
     assert "Note: removed the earlier version folder 0.9.0" in result.stdout
+    assert "src" not in result.stdout
+
+
+def test_uninstall_never_deletes_a_folder_without_a_registry_entry(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print(1)\n")
+
+    result = invoke(["uninstall", "src", "--dir", str(tmp_path)], auth=False)
+
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: NOT_INSTALLED: src is not installed in {tmp_path}"
+    assert (tmp_path / "src" / "main.py").read_text() == "print(1)\n"
+
+
+def test_uninstall_keeps_files_in_the_plugin_folder_that_are_not_an_install(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    root = tmp_path / "plugins"
+    serve_manifest(fake, "config_only", base_manifest(main=""))
+    assert invoke(["install", KEY, "--dir", str(root)]).exit_code == 0
+    (root / KEY / "notes.txt").write_text("mine\n")
+
+    result = invoke(["uninstall", KEY, "--dir", str(root)], auth=False)
+
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (root / KEY).iterdir()) == ["notes.txt"]
+    assert "still holds files that are not an install" in result.stderr
+    assert KEY not in registry(root)["plugins"]
 
 
 def test_a_plugin_without_secrets_leaves_no_secrets_file(
@@ -311,3 +356,42 @@ def test_a_plugin_without_secrets_leaves_no_secrets_file(
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in root.iterdir()) == [KEY, "registry.json"]
     assert registry(root)["plugins"][KEY]["secretKeys"] == []
+
+
+def test_a_failed_registration_puts_the_earlier_secrets_back(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "plugins"
+    serve_manifest(fake, "config_only", base_manifest(main="", config=CONFIG))
+    first = invoke(["install", KEY, "--dir", str(root), "--config", f"API_KEY={SECRET}"])
+    assert first.exit_code == 0, first.output
+    registry_before = (root / "registry.json").read_text()
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device", str(root / "registry.json"))
+
+    monkeypatch.setattr("marketplace.cli.install.register_plugin", broken)
+    again = invoke(["install", KEY, "--dir", str(root), "--config", "API_KEY=sk-new-999"])
+
+    assert again.exit_code == 1
+    assert again.stderr.strip().endswith("No space left on device")
+    assert secrets(root)["plugins"] == {KEY: {"API_KEY": SECRET}}
+    assert (root / "registry.json").read_text() == registry_before
+
+
+def test_export_names_a_damaged_registry_entry_instead_of_failing(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "plugins"
+    old_registry(root)
+    document = json.loads((root / "registry.json").read_text())
+    document["mcpServers"]["broken-one"] = {"type": "stdio", "args": []}
+    document["mcpServers"]["broken-two"] = {"type": "stdio", "command": "x", "env": ["a"]}
+    (root / "registry.json").write_text(json.dumps(document))
+
+    result = invoke(["export", "--format", "mcp-servers", "--dir", str(root)], auth=False)
+
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.stdout)["mcpServers"]) == {KEY}
+    assert "broken-one left out: its registry entry is not a server description" in result.stderr
+    assert "broken-two left out: its registry entry is not a server description" in result.stderr

@@ -332,3 +332,38 @@ def test_invalid_ignore_pattern_is_a_pack_error_naming_its_line(tmp_path: Path) 
 
     with pytest.raises(PackError, match=r"^\.marketplaceignore, line 2: '!' is not a pattern$"):
         collect(directory)
+
+
+def test_a_folder_the_secret_defaults_leave_out_is_named_in_the_warning(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {"certs.key/README": "r", ".envoy/routes.yaml": "x"}
+    directory = make_plugin(tmp_path / "src", files=files)
+
+    selection = select(directory)
+
+    assert [entry.arcname for entry in selection.entries] == ["index.js", "manifest.json"]
+    assert selection.secrets_left_out == [".envoy/", "certs.key/"]
+
+
+def test_an_invalid_range_in_the_ignore_file_names_its_line(tmp_path: Path) -> None:
+    directory = make_plugin(tmp_path / "src", files={".marketplaceignore": "dist/\n[z-a]\n"})
+
+    with pytest.raises(PackError, match=r"\.marketplaceignore, line 2: '\[z-a\]' is not a pattern"):
+        select(directory)
+
+
+def test_an_unreadable_file_is_an_error_line_not_a_traceback(
+    tmp_path: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = make_plugin(tmp_path / "src")
+    secret = directory / "index.js"
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(secret))
+
+    monkeypatch.setattr("marketplace.cli.pack.tarfile.TarFile.addfile", refuse)
+
+    result = invoke(["publish", str(directory), "--skip-upload"], auth=False)
+
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: IO_ERROR: {secret}: Permission denied"
+    assert "Traceback" not in result.output

@@ -320,6 +320,40 @@ def test_existing_identical_version_is_up_to_date_without_any_write(
     assert fake.writes() == []
 
 
+@pytest.mark.parametrize(
+    ("status", "said"), [("rejected", "was rejected"), ("taken_down", "was taken down")]
+)
+def test_an_identical_version_that_will_never_be_served_is_not_up_to_date(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke, status: str, said: str
+) -> None:
+    directory = make_plugin(tmp_path)
+    sha = local_sha256(directory)
+    existing_admin(
+        fake, sha256=sha, distribution="tarball", reviewStatus=status, reviewNote="bad\n icon"
+    )
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: PLUGIN_VERSION_EXISTS: version 1.0.0 exists and {said} (bad icon): "
+        "raise the version"
+    )
+    assert fake.writes() == []
+
+
+def test_an_identical_pending_version_says_it_waits_for_review(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    sha = local_sha256(directory)
+    existing_admin(fake, sha256=sha, distribution="tarball", reviewStatus="pending")
+    result = invoke(["publish", str(directory)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"Up to date: demo-plugin 1.0.0: already published, identical (sha256 {sha}), "
+        "waiting for review"
+    )
+
+
 def test_existing_version_with_other_content_is_refused_before_any_write(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:

@@ -78,9 +78,14 @@ def export_servers(root: Path, fmt: ExportFormat) -> tuple[dict[str, Any], list[
     servers: dict[str, Any] = {}
     notes: list[str] = []
     for key, server in sorted(document["mcpServers"].items()):
-        if not isinstance(server, dict):
+        try:
+            if not isinstance(server, dict):
+                raise TypeError(server)
+            entry = host_server(resolve_server(server, store.get(key)), fmt)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            # A hand-edited or damaged registry entry: named, not a traceback.
+            notes.append(f"{key} left out: its registry entry is not a server description")
             continue
-        entry = host_server(resolve_server(server, store.get(key)), fmt)
         if entry is None:
             notes.append(
                 f"{key} left out: Claude Desktop's configuration starts stdio servers only "

@@ -16,6 +16,7 @@ it was.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,6 +66,7 @@ from marketplace.cli.trust import (
 from marketplace.rules.content import is_icon_path
 from marketplace.rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES, GIB
 from marketplace.rules.manifest import UnreadableManifest, load_manifest
+from marketplace.rules.versions import version_problem
 from marketplace.rules.vocabulary import MANIFEST_NAME
 from marketplace.trust.canonical import canonical_json
 
@@ -413,12 +415,26 @@ def move_into_place(content: Path, target: Path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def remove_other_versions(plugin_root: Path, keep: Path) -> list[str]:
+def is_install_of(folder: Path, plugin_key: str) -> bool:
+    """A version folder this client made for `plugin_key`: named by a version and holding
+    that plugin's manifest.json (itself or its only subfolder). Anything else under the
+    plugin's folder is the user's and is never deleted."""
+    if not folder.is_dir() or folder.is_symlink() or version_problem(folder.name) is not None:
+        return False
+    try:
+        manifest = json.loads((content_root(folder) / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (CliError, OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("id") == plugin_key
+
+
+def remove_other_versions(plugin_root: Path, keep: Path, plugin_key: str) -> list[str]:
     """Delete every other version folder of the plugin (the one replaced, and any an older
-    client left behind); staging folders of a concurrent install are left alone."""
+    client left behind); staging folders of a concurrent install and anything that is not
+    an install of this plugin are left alone."""
     removed: list[str] = []
     for child in sorted(plugin_root.iterdir()):
-        if child == keep or child.name.startswith(".install-") or not child.is_dir():
+        if child == keep or not is_install_of(child, plugin_key):
             continue
         shutil.rmtree(child, ignore_errors=True)
         removed.append(child.name)
@@ -673,16 +689,21 @@ def install(
     previous = installed_plugins(request.root).get(request.plugin_key)
     result = _result(_unpack(api, runtime, out, request), request)
     secrets = {k: v for k, v in result.config.items() if k in result.secret_keys}
+    store = SecretStore(request.root)
+    earlier = store.get(result.plugin_key)
     try:
-        SecretStore(request.root).put(result.plugin_key, secrets)
+        store.put(result.plugin_key, secrets)
         register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
     except (CliError, OSError):
-        # Not registered: the new folder goes, unless it replaced the same version.
+        # Not registered: the new folder goes, unless it replaced the same version, and the
+        # secrets are the earlier install's again (none for a first install).
         if previous is None or previous.get("version") != result.version:
             shutil.rmtree(result.path, ignore_errors=True)
             _remove_if_empty([result.path.parent])
+        with contextlib.suppress(CliError, OSError):
+            store.put(result.plugin_key, earlier)
         raise
-    for name in remove_other_versions(result.path.parent, result.path):
+    for name in remove_other_versions(result.path.parent, result.path, result.plugin_key):
         result.notes.append(f"removed the earlier version folder {name}")
     _report(api, result, out)
     if result.auto_connect:

@@ -26,6 +26,7 @@ from marketplace.cli.install import (
     InstallRequest,
     InstallResult,
     install,
+    is_install_of,
     print_install,
     redact,
 )
@@ -288,22 +289,28 @@ def update_command(
 
 
 def uninstall(root: Path, key: str) -> dict[str, Any]:
+    """Remove what `install` made for `key`: its version folders (only folders that are
+    installs of it), the plugin folder once empty, the registry entry and the secrets."""
     entry = installed_plugins(root).get(key)
     folder = root / key
-    if entry is None and not folder.exists():
+    if entry is None:
+        # Without a registry entry nothing says the folder is ours: it is never deleted.
         raise not_installed(key, root)
     try:
-        if folder.is_dir():
-            shutil.rmtree(folder)
-        elif folder.exists():
-            folder.unlink()
+        if folder.is_dir() and not folder.is_symlink():
+            for child in sorted(folder.iterdir()):
+                if is_install_of(child, key):
+                    shutil.rmtree(child)
+            if not any(folder.iterdir()):
+                folder.rmdir()
     except OSError as exc:
         raise CliError("UNINSTALL_FAILED", f"cannot remove {folder}: {exc}") from exc
     unregister_plugin(registry_path(root), key)
     return {
         "pluginKey": key,
-        "version": entry.get("version") if entry else None,
+        "version": entry.get("version"),
         "removed": str(folder),
+        "kept": folder.exists(),  # it holds files that are no install of the plugin
     }
 
 
@@ -325,6 +332,11 @@ def uninstall_command(
             "and its saved configuration.",
             markup=False,
         )
+        if data["kept"]:
+            out.warn(
+                f"{data['removed']} still holds files that are not an install of "
+                f"{plugin_key}; they were left as they are"
+            )
 
     out.result(data, human)
 

@@ -96,8 +96,12 @@ class Output:
 
 @contextmanager
 def reporting_errors(out: Output) -> Iterator[None]:
-    """Turn a CliError raised by a command into its printed form and exit code 1."""
+    """Turn a CliError raised by a command into its printed form and exit code 1; a file
+    the command could not read or write is reported the same way, never as a traceback."""
     try:
         yield
     except CliError as exc:
         out.fail(exc)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        out.fail(CliError("IO_ERROR", f"{where}{exc.strerror or exc}"))

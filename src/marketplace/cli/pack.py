@@ -15,6 +15,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import tarfile
 import tempfile
@@ -106,7 +107,7 @@ class IgnoreRules:
         for number, line in enumerate(lines, start=1):
             try:
                 GitIgnoreSpec.from_lines([line])
-            except ValueError:
+            except (ValueError, re.error):
                 raise PackError(
                     f"{IGNORE_FILE}, line {number}: {line!r} is not a pattern"
                 ) from None
@@ -156,6 +157,10 @@ def _walk(root: Path, left_out: list[str] | None = None) -> Iterator[tuple[str, 
             if is_excluded(relative, is_dir=True):
                 continue
             if rules.ignores(relative.as_posix(), is_dir=True):
+                # A folder the secret defaults leave out (`.env*`, `*.key`, ...) is named in
+                # the warning too: nothing is left out silently.
+                if left_out is not None and rules.sensitive(relative.as_posix()):
+                    left_out.append(f"{relative.as_posix()}/")
                 continue
             if (current / name).is_symlink():
                 yield relative.as_posix(), current / name, True

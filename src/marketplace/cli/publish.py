@@ -317,11 +317,26 @@ class Publisher:
             if content_difference(remote, inline) is None:
                 difference = None
         outcome.distribution = str(remote.get("distribution") or prepared.distribution)
+        status = remote.get("reviewStatus")
+        if status in ("rejected", "taken_down"):
+            # Identical or not, this version will never be served: a re-run must not turn
+            # the rejection into "up to date".
+            word = "was rejected" if status == "rejected" else "was taken down"
+            note = " ".join(str(remote.get("reviewNote") or "").split())
+            raise CliError(
+                VERSION_EXISTS,
+                f"version {version} exists and {word}"
+                + (f" ({note[:300]})" if note else "")
+                + ": raise the version",
+                details={"version": version, "reviewStatus": status},
+            )
         if difference is None:
             outcome.status = SKIPPED
             outcome.detail = IDENTICAL
             if prepared.sha256 is not None:
                 outcome.detail += f" (sha256 {prepared.sha256})"
+            if status == "pending":
+                outcome.detail += ", waiting for review"
             self.out.step(f"{manifest.id}: version {version} {outcome.detail}")
             return outcome
         refusal = CliError(
