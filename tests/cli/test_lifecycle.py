@@ -8,13 +8,14 @@ import io
 import json
 import sys
 import tarfile
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from marketplace.cli.registry import load_registry
+from marketplace.cli.registry import load_registry, registry_locked
 
 from .fake_api import FakeApi
 from .helpers import Invoke, base_manifest, file_mode, stdout_json
@@ -354,7 +355,7 @@ def test_a_plugin_without_secrets_leaves_no_secrets_file(
     result = invoke(["install", KEY, "--dir", str(root)])
 
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in root.iterdir()) == [KEY, "registry.json"]
+    assert sorted(p.name for p in root.iterdir()) == [KEY, "registry.json", "registry.json.lock"]
     assert registry(root)["plugins"][KEY]["secretKeys"] == []
 
 
@@ -395,3 +396,20 @@ def test_export_names_a_damaged_registry_entry_instead_of_failing(
     assert set(json.loads(result.stdout)["mcpServers"]) == {KEY}
     assert "broken-one left out: its registry entry is not a server description" in result.stderr
     assert "broken-two left out: its registry entry is not a server description" in result.stderr
+
+
+def test_registry_changes_of_one_install_folder_wait_for_each_other(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    def second() -> None:
+        with registry_locked(tmp_path):
+            order.append("second")
+
+    with registry_locked(tmp_path):
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(timeout=0.5)
+        order.append("first")
+    waiting.join(timeout=30)
+
+    assert order == ["first", "second"]

@@ -228,7 +228,7 @@ def test_a_login_refreshed_by_another_command_is_used_without_refreshing_again(
 
     def meanwhile(request: httpx.Request) -> httpx.Response:
         # Another command rotated the pair while this request was on its way.
-        store.rotate(BACKEND, "their-access", "their-refresh", 3600)
+        store.rotate(BACKEND, "old-refresh", "their-access", "their-refresh", 3600)
         return error(401, "UNAUTHORIZED", "Invalid or expired token")
 
     fake.on("GET", ME_PATH, meanwhile, envelope({"user": DEV}))
@@ -236,6 +236,46 @@ def test_a_login_refreshed_by_another_command_is_used_without_refreshing_again(
     assert result.exit_code == 0, result.output
     assert ("POST", REFRESH) not in fake.calls()
     assert fake.requests[-1].headers["authorization"] == "Bearer their-access"
+
+
+def test_a_login_of_another_account_saved_meanwhile_is_neither_adopted_nor_overwritten(
+    fake: FakeApi, invoke: Invoke
+) -> None:
+    store = _stored_login()
+
+    def meanwhile(request: httpx.Request) -> httpx.Response:
+        # The user logged in as another account while this command was running.
+        store.save(BACKEND, "b-access", "b@example.com", refresh_token="b-refresh",
+                   expires_in=3600)  # fmt: skip
+        return error(401, "UNAUTHORIZED", "Invalid or expired token")
+
+    fake.on("GET", ME_PATH, meanwhile)
+    result = invoke(["whoami", "--backend", BACKEND], auth=False)
+    assert result.exit_code == 1
+    assert ("POST", REFRESH) not in fake.calls()
+    assert all(r.headers.get("authorization") != "Bearer b-access" for r in fake.requests)
+    login = CredentialStore().login_for(BACKEND)
+    assert login is not None
+    assert (login.email, login.token, login.refresh_token) == (
+        "b@example.com",
+        "b-access",
+        "b-refresh",
+    )
+
+
+def test_a_rotation_of_a_refresh_token_no_longer_stored_changes_nothing() -> None:
+    store = _stored_login()
+    store.save(BACKEND, "b-access", "b@example.com", refresh_token="b-refresh", expires_in=60)
+
+    store.rotate(BACKEND, "old-refresh", "a-new-access", "a-new-refresh", 3600)
+
+    login = store.login_for(BACKEND)
+    assert login is not None
+    assert (login.email, login.token, login.refresh_token) == (
+        "b@example.com",
+        "b-access",
+        "b-refresh",
+    )
 
 
 def test_a_refused_refresh_says_to_log_in_again_and_keeps_the_file(

@@ -30,7 +30,12 @@ from marketplace.cli.errors import CliError
 from marketplace.cli.install import InstallRequest, install
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output
-from marketplace.cli.registry import installed_plugins, registry_path, unregister_plugin
+from marketplace.cli.registry import (
+    installed_plugins,
+    registry_locked,
+    registry_path,
+    unregister_plugin,
+)
 from marketplace.cli.trust import TrustError, verify_signed_record
 
 REVOCATIONS = "/api/v1/plugins/revocations"
@@ -163,7 +168,8 @@ def remove_install(root: Path, finding: Finding) -> None:
             and not any(parent.iterdir())
         ):
             parent.rmdir()
-    unregister_plugin(registry_path(root), key)
+    with registry_locked(root):
+        unregister_plugin(registry_path(root), key)
 
 
 def current_version(api: ApiClient, key: str, revoked: set[tuple[str, str]]) -> str | None:

@@ -101,6 +101,23 @@ class StoredLogin:
     expires_at: datetime | None
 
 
+@contextmanager
+def file_lock(lock_path: Path) -> Iterator[None]:
+    """An exclusive lock across processes (flock on `lock_path`), for read-modify-write of
+    a shared file; not re-entrant."""
+    try:
+        import fcntl
+    except ImportError:  # no fcntl (Windows): one process at a time is the user's care
+        yield
+        return
+    with open(lock_path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class CredentialStore:
     """credentials.json: `{"default": url, "backends": {url: {token, refreshToken,
     expiresAt, email, savedAt}}}`, mode 0600."""
@@ -152,6 +169,17 @@ class CredentialStore:
         expires_in: int | None = None,
     ) -> None:
         """Store a login for `backend` and make it the default backend."""
+        with self.locked():
+            self._save_unlocked(backend, token, email, refresh_token, expires_in)
+
+    def _save_unlocked(
+        self,
+        backend: str,
+        token: str,
+        email: str,
+        refresh_token: str | None,
+        expires_in: int | None,
+    ) -> None:
         document = self._load()
         document["default"] = backend
         now = datetime.now(UTC)
@@ -166,12 +194,15 @@ class CredentialStore:
         }
         self._write(document)
 
-    def rotate(self, backend: str, token: str, refresh_token: str, expires_in: int) -> None:
-        """Replace a login's pair by the one a refresh answered (the old one is revoked)."""
+    def rotate(
+        self, backend: str, used: str, token: str, refresh_token: str, expires_in: int
+    ) -> None:
+        """Replace a login's pair by the one a refresh of `used` answered (the old one is
+        revoked); only while that login is still the one stored."""
         document = self._load()
         entry = document["backends"].get(backend)
-        if not isinstance(entry, dict):
-            return  # logged out meanwhile: do not bring the login back
+        if not isinstance(entry, dict) or entry.get("refreshToken") != used:
+            return  # logged out or logged in again meanwhile: the newer login stays
         now = datetime.now(UTC)
         entry.update(
             token=token,
@@ -182,14 +213,15 @@ class CredentialStore:
         self._write(document)
 
     def remove(self, backend: str) -> bool:
-        document = self._load()
-        if backend not in document["backends"]:
-            return False
-        del document["backends"][backend]
-        if document.get("default") == backend:
-            document["default"] = None
-        self._write(document)
-        return True
+        with self.locked():  # not in the middle of another command's refresh
+            document = self._load()
+            if backend not in document["backends"]:
+                return False
+            del document["backends"][backend]
+            if document.get("default") == backend:
+                document["default"] = None
+            self._write(document)
+            return True
 
     def remove_if_empty(self) -> bool:
         """Delete the file once it holds no login; True when it was deleted."""
@@ -203,18 +235,8 @@ class CredentialStore:
         """One refresh at a time across processes: a refresh token works once (rotation),
         and presenting a rotated one again revokes the whole login on the server."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        try:
-            import fcntl
-        except ImportError:  # no fcntl (Windows): one process at a time is the user's care
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
             yield
-            return
-        with open(lock_path, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from marketplace.cli.registry import (
     installed_plugins,
     placeholders,
     register_plugin,
+    registry_locked,
     registry_path,
     resolve_server,
     saved_config,
@@ -690,21 +691,24 @@ def install(
     result = _result(_unpack(api, runtime, out, request), request)
     secrets = {k: v for k, v in result.config.items() if k in result.secret_keys}
     store = SecretStore(request.root)
-    earlier = store.get(result.plugin_key)
-    try:
-        store.put(result.plugin_key, secrets)
-        register_plugin(result.registry, result.plugin_key, _registry_plugin(result), result.server)
-    except (CliError, OSError):
-        # Not registered: the new folder goes, unless it replaced the same version, and the
-        # secrets are the earlier install's again (none for a first install).
-        if previous is None or previous.get("version") != result.version:
-            shutil.rmtree(result.path, ignore_errors=True)
-            _remove_if_empty([result.path.parent])
-        with contextlib.suppress(CliError, OSError):
-            store.put(result.plugin_key, earlier)
-        raise
-    for name in remove_other_versions(result.path.parent, result.path, result.plugin_key):
-        result.notes.append(f"removed the earlier version folder {name}")
+    with registry_locked(request.root):
+        earlier = store.get(result.plugin_key)
+        try:
+            store.put(result.plugin_key, secrets)
+            register_plugin(
+                result.registry, result.plugin_key, _registry_plugin(result), result.server
+            )
+        except (CliError, OSError):
+            # Not registered: the new folder goes, unless it replaced the same version, and
+            # the secrets are the earlier install's again (none for a first install).
+            if previous is None or previous.get("version") != result.version:
+                shutil.rmtree(result.path, ignore_errors=True)
+                _remove_if_empty([result.path.parent])
+            with contextlib.suppress(CliError, OSError):
+                store.put(result.plugin_key, earlier)
+            raise
+        for name in remove_other_versions(result.path.parent, result.path, result.plugin_key):
+            result.notes.append(f"removed the earlier version folder {name}")
     _report(api, result, out)
     if result.auto_connect:
         _auto_connect(result, runtime, out)

@@ -33,7 +33,12 @@ from marketplace.cli.install import (
 from marketplace.cli.manifest_check import check_plugin_key, problem_line
 from marketplace.cli.options import BackendOption, JsonOption, TokenOption
 from marketplace.cli.output import Output, reporting_errors
-from marketplace.cli.registry import installed_plugins, registry_path, unregister_plugin
+from marketplace.cli.registry import (
+    installed_plugins,
+    registry_locked,
+    registry_path,
+    unregister_plugin,
+)
 from marketplace.rules.versions import is_valid_version, version_sort_key
 
 DirOption = Annotated[
@@ -291,21 +296,24 @@ def update_command(
 def uninstall(root: Path, key: str) -> dict[str, Any]:
     """Remove what `install` made for `key`: its version folders (only folders that are
     installs of it), the plugin folder once empty, the registry entry and the secrets."""
-    entry = installed_plugins(root).get(key)
-    folder = root / key
-    if entry is None:
-        # Without a registry entry nothing says the folder is ours: it is never deleted.
+    if not registry_path(root).exists():
         raise not_installed(key, root)
-    try:
-        if folder.is_dir() and not folder.is_symlink():
-            for child in sorted(folder.iterdir()):
-                if is_install_of(child, key):
-                    shutil.rmtree(child)
-            if not any(folder.iterdir()):
-                folder.rmdir()
-    except OSError as exc:
-        raise CliError("UNINSTALL_FAILED", f"cannot remove {folder}: {exc}") from exc
-    unregister_plugin(registry_path(root), key)
+    folder = root / key
+    with registry_locked(root):
+        entry = installed_plugins(root).get(key)
+        if entry is None:
+            # Without a registry entry nothing says the folder is ours: never deleted.
+            raise not_installed(key, root)
+        try:
+            if folder.is_dir() and not folder.is_symlink():
+                for child in sorted(folder.iterdir()):
+                    if is_install_of(child, key):
+                        shutil.rmtree(child)
+                if not any(folder.iterdir()):
+                    folder.rmdir()
+        except OSError as exc:
+            raise CliError("UNINSTALL_FAILED", f"cannot remove {folder}: {exc}") from exc
+        unregister_plugin(registry_path(root), key)
     return {
         "pluginKey": key,
         "version": entry.get("version"),

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from marketplace.cli.config import write_private
+from marketplace.cli.config import file_lock, write_private
 from marketplace.cli.errors import CliError
 from marketplace.cli.secret_store import SecretStore
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -42,6 +43,15 @@ MIN_SUBSTRING_SECRET = 4
 
 def registry_path(install_root: Path) -> Path:
     return install_root / REGISTRY_FILE
+
+
+@contextmanager
+def registry_locked(install_root: Path) -> Iterator[None]:
+    """One change of an install folder's registry and secrets at a time: each is a
+    read-modify-write of whole files, and two installs at once must not lose one."""
+    install_root.mkdir(parents=True, exist_ok=True)
+    with file_lock(install_root / (REGISTRY_FILE + ".lock")):
+        yield
 
 
 def substitute(text: str, values: Mapping[str, str]) -> str:

@@ -38,10 +38,15 @@ class LoginRefresher:
         self.transport = transport
         # Set once the server refused the refresh token: do not ask again in this command.
         self.dead = False
+        # The account the command started as: a login saved meanwhile for another account
+        # is never adopted mid-command.
+        self.email: str | None = None
 
     def fresh_token(self, token: str) -> str:
         """The token to start with: `token`, or a renewed one when it is near its expiry."""
         login = self.store.login_for(self.backend)
+        if login is not None and login.token == token:
+            self.email = login.email
         if login is None or login.token != token or not near_expiry(login):
             return token
         try:
@@ -60,6 +65,8 @@ class LoginRefresher:
             login = self.store.login_for(self.backend)
             if login is None or login.refresh_token is None:
                 return None
+            if self.email is not None and login.email != self.email:
+                return None  # someone logged in as another account meanwhile
             if login.token != rejected and not near_expiry(login):
                 return login.token  # another command refreshed meanwhile
             try:
@@ -78,6 +85,7 @@ class LoginRefresher:
             expires_in = data.get("expiresIn")
             self.store.rotate(
                 self.backend,
+                login.refresh_token,
                 token,
                 refresh,
                 expires_in if isinstance(expires_in, int) else 0,
