@@ -367,3 +367,29 @@ def test_an_unreadable_file_is_an_error_line_not_a_traceback(
     assert result.exit_code == 1
     assert result.stderr.strip() == f"error: IO_ERROR: {secret}: Permission denied"
     assert "Traceback" not in result.output
+
+
+def test_names_that_differ_only_in_case_are_refused(tmp_path: Path, invoke: Invoke) -> None:
+    directory = make_plugin(tmp_path / "src", files={"README.md": "a"})
+    (directory / "readme.md").write_text("b")
+    if not {"README.md", "readme.md"} <= {p.name for p in directory.iterdir()}:
+        pytest.skip("a case-insensitive file system cannot hold both names")
+
+    with pytest.raises(PackError, match=r"differ only in case: README\.md and readme\.md"):
+        select(directory)
+    result = invoke(["publish", str(directory), "--skip-upload"], auth=False)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: PACK_FAILED: names that differ only in case: README.md and readme.md "
+        "(the service refuses such a package)"
+    )
+
+
+def test_more_files_than_the_service_takes_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = make_plugin(tmp_path / "src", files={"a.js": "a", "b.js": "b"})
+    monkeypatch.setattr("marketplace.cli.pack.ARCHIVE_MAX_MEMBERS", 3)
+
+    with pytest.raises(PackError, match="holds 4 files to pack, over the service's limit of 3"):
+        select(directory)

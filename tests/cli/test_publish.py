@@ -354,6 +354,20 @@ def test_an_identical_pending_version_says_it_waits_for_review(
     )
 
 
+def test_a_folder_the_service_would_refuse_is_refused_before_any_write(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
+    directory = make_plugin(tmp_path)
+    (directory / "Index.js").write_text("x")
+    if not (directory / "index.js").exists() or len(list(directory.glob("[iI]ndex.js"))) < 2:
+        pytest.skip("a case-insensitive file system cannot hold both names")
+    existing_admin(fake, sha256="ab" * 32, distribution="tarball")
+    result = invoke(["publish", str(directory), "--version", "1.0.1"])
+    assert result.exit_code == 1
+    assert "names that differ only in case: Index.js and index.js" in result.stderr
+    assert fake.writes() == []
+
+
 def test_existing_version_with_other_content_is_refused_before_any_write(
     tmp_path: Path, fake: FakeApi, invoke: Invoke
 ) -> None:

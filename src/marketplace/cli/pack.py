@@ -19,6 +19,7 @@ import re
 import stat
 import tarfile
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -28,6 +29,7 @@ from pathspec import GitIgnoreSpec
 
 from marketplace.cli.errors import CliError
 from marketplace.rules.content import Listing
+from marketplace.rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES
 from marketplace.rules.secrets import HITS_PER_PACKAGE, FileScan, SecretHit
 from marketplace.rules.traits import FileTraits, sample_size, traits_of
 from marketplace.rules.vocabulary import MANIFEST_NAME
@@ -191,7 +193,34 @@ def select(root: Path) -> Selection:
     entries.sort(key=lambda entry: entry.arcname)
     if MANIFEST_NAME not in {entry.arcname for entry in entries}:
         raise PackError(f"{root}: no {MANIFEST_NAME} at the top of the folder")
+    refuse_what_the_service_refuses(entries)
     return Selection(entries, sorted(left_out))
+
+
+def refuse_what_the_service_refuses(entries: list[PackEntry]) -> None:
+    """The service's archive rules a folder can break (packages/archive.py), checked
+    before the first write of a publish rather than after the upload."""
+    if len(entries) > ARCHIVE_MAX_MEMBERS:
+        raise PackError(
+            f"the folder holds {len(entries)} files to pack, over the service's limit of "
+            f"{ARCHIVE_MAX_MEMBERS}"
+        )
+    unpacked = sum(entry.size for entry in entries)
+    if unpacked > ARCHIVE_MAX_UNPACKED_BYTES:
+        raise PackError(
+            f"the files to pack hold {unpacked} bytes, over the service's unpacked limit of "
+            f"{ARCHIVE_MAX_UNPACKED_BYTES} bytes"
+        )
+    seen: dict[str, str] = {}
+    for entry in entries:
+        # Case-insensitive file systems would install one over the other.
+        folded = unicodedata.normalize("NFC", entry.arcname).casefold()
+        if folded in seen:
+            raise PackError(
+                f"names that differ only in case: {seen[folded]} and {entry.arcname} "
+                "(the service refuses such a package)"
+            )
+        seen[folded] = entry.arcname
 
 
 def collect(root: Path) -> list[PackEntry]:
