@@ -34,7 +34,7 @@ from marketplace.catalog.revocations import router as revocations_router
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import purchase_states
 from marketplace.config import Settings, get_settings
-from marketplace.db import DbTimeouts, make_engine, make_sessionmaker
+from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.methods import AllowedMethodsMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # Half-received uploads of killed workers would otherwise stay on disk for good.
         await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
+        await analyze_at_start(engine)
         yield
         await shutdown(app)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, ExceptionContext
+from sqlalchemy.engine import Connection, Engine, ExceptionContext
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -43,6 +44,54 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
     def _on_begin(conn: Any) -> None:
         immediate = conn.get_execution_options().get(IMMEDIATE, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+# SQLite's ANALYZE reads every index whole (about 0.1 s per 20,000 plugins). Not limited:
+# with `PRAGMA analysis_limit=1000` the row estimates stop near the limit, so the status
+# index looked as selective as a sort index and browse sorted 100,000 rows again.
+SQLITE_ANALYSIS_LIMIT = 0
+
+
+def _sqlite_analyzable(connection: Connection) -> list[str]:
+    """Ordinary tables, without the FTS tables and their shadow tables. FTS5 reaches its
+    shadow tables by key only; statistics taken on them while nearly empty made SQLite plan
+    the search triggers' inserts badly (seeding 20,000 plugins: 79 s instead of 16 s)."""
+    rows = connection.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+    tables = [(str(name), str(sql or "")) for name, sql in rows]
+    virtual = [name for name, sql in tables if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    return [
+        name
+        for name, _ in tables
+        if not name.startswith("sqlite_")
+        and name not in virtual
+        and not any(name.startswith(f"{v}_") for v in virtual)
+    ]
+
+
+def analyze(connection: Connection) -> None:
+    """Refresh the planner's statistics: after migrations and bulk changes, and (SQLite) at
+    start. Without them SQLite guesses, and picked an index matching every row for
+    `/versions/:id` (120 ms at 100,000 plugins instead of 0.1 ms)."""
+    if connection.dialect.name != "sqlite":
+        connection.exec_driver_sql("ANALYZE")
+        return
+    connection.exec_driver_sql(f"PRAGMA analysis_limit={SQLITE_ANALYSIS_LIMIT}")
+    for table in _sqlite_analyzable(connection):
+        connection.exec_driver_sql(f'ANALYZE "{table}"')
+
+
+async def analyze_at_start(engine: AsyncEngine) -> None:
+    """SQLite keeps no statistics by itself: take them when a process starts, so rows loaded
+    while it was stopped (imports, restores, a bulk seed) are known. PostgreSQL's autovacuum
+    keeps its own. A failure only costs plan quality: logged, never fatal."""
+    if engine.dialect.name != "sqlite":
+        return
+    try:
+        async with engine.connect() as conn:
+            await conn.run_sync(analyze)
+            await conn.commit()
+    except Exception:  # statistics are an optimisation; serving must not depend on them
+        logging.getLogger(__name__).warning("ANALYZE at start failed", exc_info=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from marketplace.db import make_engine
+from marketplace.db import analyze, make_engine
 from marketplace.models import Base
 
 config = context.config
@@ -23,6 +23,10 @@ def _configure(connection: Connection) -> None:
     )
     with context.begin_transaction():
         context.run_migrations()
+    # Migrations copy and index whole tables: the planner must see the result. (Alembic
+    # runs SQLite's DDL outside a transaction of its own, so commit this explicitly.)
+    analyze(connection)
+    connection.commit()
 
 
 async def _run_async(url: str) -> None:

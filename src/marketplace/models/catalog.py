@@ -133,6 +133,18 @@ class Plugin(IdMixin, TimestampMixin, Base):
         return (Decimal(self.rating_sum) / Decimal(self.rating_count)).quantize(Decimal("0.01"))
 
 
+class ListingCount(Base):
+    """Listed plugins (approved and enabled) per filter combination, kept by the database's
+    own triggers on plugins (migration 0010): exact totals without counting the catalogue."""
+
+    __tablename__ = "catalog_listing_counts"
+
+    category: Mapped[str] = mapped_column(String(64), primary_key=True)
+    type: Mapped[str] = mapped_column(String(20), primary_key=True)
+    is_free: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    listed: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 def reviewed_version_table_args(table: str, parent: str) -> tuple[Any, ...]:
     """What the database holds for every kind of reviewed version (DESIGN invariants 1, 2)."""
     return (
