@@ -74,6 +74,29 @@ def broken_invariants(blob_keys: set[str]) -> Callable[[Connection], list[str]]:
                 "AND NOT EXISTS (SELECT 1 FROM revocations r WHERE r.version_id = v.id)",
             ):
                 broken.append(f"10: {versions} {version_id} is taken down but not revoked")
+        # 11. The listed-plugin counts the triggers keep (browse totals) are the real ones.
+        kept = {
+            (category, kind, bool(free)): int(listed)
+            for category, kind, free, listed in _rows(
+                connection,
+                "SELECT category, type, is_free, listed FROM catalog_listing_counts",
+            )
+            if int(listed) != 0
+        }
+        real = {
+            (category, kind, bool(free)): int(count)
+            for category, kind, free, count in _rows(
+                connection,
+                "SELECT category, type, is_free, COUNT(*) FROM plugins "
+                "WHERE review_status = 'approved' AND enabled GROUP BY category, type, is_free",
+            )
+        }
+        for bucket in sorted(set(kept) | set(real), key=str):
+            if kept.get(bucket, 0) != real.get(bucket, 0):
+                broken.append(
+                    f"11: {bucket} counts {kept.get(bucket, 0)} listed plugins, "
+                    f"there are {real.get(bucket, 0)}"
+                )
         return broken
 
     return check

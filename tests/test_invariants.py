@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import Connection, text
+
 from tests.factories import Factory
 from tests.invariants import broken_invariants
 from tests.migrations import run_on
@@ -22,3 +24,64 @@ async def test_a_row_without_its_blob_and_a_decision_without_audit_are_reported(
 
     with_blob = await run_on(database_url, broken_invariants(blob_keys={version.blob_key}))
     assert not [line for line in with_blob if line.startswith("3:")]
+
+
+async def test_listing_counts_follow_every_change_of_a_listed_plugin(
+    factory: Factory, database_url: str
+) -> None:
+    owner = await factory.developer()
+    moved = await factory.plugin(owner, category="productivity", type="mcp")
+    retyped = await factory.plugin(owner, category="utility", type="tool")
+    hidden = await factory.plugin(owner, category="utility")
+    gone = await factory.plugin(owner, category="productivity")
+    pending = await factory.plugin(owner, review_status="pending")
+
+    def change(connection: Connection) -> None:
+        for sql, plugin_id in (
+            ("UPDATE plugins SET category = 'utility' WHERE id = :id", moved.id),
+            ("UPDATE plugins SET type = 'skill' WHERE id = :id", retyped.id),
+            ("UPDATE plugins SET enabled = false WHERE id = :id", hidden.id),
+            ("DELETE FROM plugins WHERE id = :id", gone.id),
+            (
+                "UPDATE plugins SET review_status = 'approved', enabled = true WHERE id = :id",
+                pending.id,
+            ),
+            ("UPDATE plugins SET category = category WHERE id = :id", moved.id),
+        ):
+            connection.execute(text(sql), {"id": plugin_id})
+
+    await run_on(database_url, change)
+
+    assert not [
+        line
+        for line in await run_on(database_url, broken_invariants(blob_keys=set()))
+        if line.startswith("11:")
+    ]
+
+
+async def test_a_listing_count_that_drifted_is_reported(
+    factory: Factory, database_url: str
+) -> None:
+    await factory.plugin(await factory.developer(), category="utility", type="hook")
+
+    def drift_and_check(connection: Connection) -> list[str]:
+        connection.execute(
+            text(
+                "UPDATE catalog_listing_counts SET listed = listed + 5 "
+                "WHERE category = 'utility' AND type = 'hook'"
+            )
+        )
+        found = broken_invariants(blob_keys=set())(connection)
+        connection.execute(
+            text(
+                "UPDATE catalog_listing_counts SET listed = listed - 5 "
+                "WHERE category = 'utility' AND type = 'hook'"
+            )
+        )
+        return found
+
+    broken = [
+        line for line in await run_on(database_url, drift_and_check) if line.startswith("11:")
+    ]
+    assert len(broken) == 1
+    assert "('utility', 'hook', True) counts" in broken[0]

@@ -12,6 +12,7 @@ the plugin routes reach their services rather than stopping at 404.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -72,12 +73,34 @@ def _httpx_kwargs(case: Case, token: str) -> dict[str, Any]:
     if "json" in kwargs:
         request["json"] = kwargs["json"]
     if kwargs.get("files") is not None:
-        request["files"] = kwargs["files"]
+        request["files"] = _sendable_files(kwargs["files"])
         request["data"] = kwargs.get("data")
     elif kwargs.get("data") is not None:
         data = kwargs["data"]
         request["content" if isinstance(data, bytes | str) else "data"] = data
     return request
+
+
+def _part(value: Any) -> Any:
+    """A negative case may put a number or null where the file's bytes go: httpx reads
+    only bytes, text or files, so the value is sent as its JSON text instead."""
+    if isinstance(value, tuple):
+        name, content, *rest = value
+        texts = [item if item is None or isinstance(item, str) else str(item) for item in rest]
+        return (
+            name if name is None or isinstance(name, str) else str(name),
+            _part(content),
+            *texts,
+        )
+    if isinstance(value, bytes | str) or hasattr(value, "read"):
+        return value
+    return json.dumps(value)
+
+
+def _sendable_files(files: Any) -> Any:
+    if isinstance(files, dict):
+        return {name: _part(value) for name, value in files.items()}
+    return [(name, _part(value)) for name, value in files]
 
 
 async def test_no_generated_request_is_a_server_error(

@@ -127,18 +127,37 @@ def _sqlite_triggers() -> None:
 
 
 def _postgresql_triggers() -> None:
+    # A change that keeps the plugin in its bucket touches nothing. One that moves it
+    # locks both bucket rows in key order first: two writers moving plugins between the
+    # same two buckets in opposite directions would otherwise each hold one row and wait
+    # for the other's (a deadlock, answered as an error to one of them).
     op.execute(
         "CREATE FUNCTION marketplace_listing_counts() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "DECLARE "
+        "old_in boolean := TG_OP IN ('UPDATE', 'DELETE') "
+        "AND OLD.review_status = 'approved' AND OLD.enabled; "
+        "new_in boolean := TG_OP IN ('INSERT', 'UPDATE') "
+        "AND NEW.review_status = 'approved' AND NEW.enabled; "
         "BEGIN "
-        "IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.review_status = 'approved' AND OLD.enabled "
-        "THEN UPDATE catalog_listing_counts SET listed = listed - 1 "
+        "old_in := coalesce(old_in, false); new_in := coalesce(new_in, false); "
+        "IF old_in AND new_in AND OLD.category = NEW.category AND OLD.type = NEW.type "
+        "AND OLD.is_free = NEW.is_free THEN RETURN NULL; END IF; "
+        "IF new_in THEN "
+        "INSERT INTO catalog_listing_counts (category, type, is_free, listed) "
+        "VALUES (NEW.category, NEW.type, NEW.is_free, 0) "
+        "ON CONFLICT (category, type, is_free) DO NOTHING; "
+        "END IF; "
+        "PERFORM 1 FROM catalog_listing_counts c WHERE "
+        "(old_in AND c.category = OLD.category AND c.type = OLD.type "
+        "AND c.is_free = OLD.is_free) OR "
+        "(new_in AND c.category = NEW.category AND c.type = NEW.type "
+        "AND c.is_free = NEW.is_free) "
+        "ORDER BY c.category, c.type, c.is_free FOR UPDATE; "
+        "IF old_in THEN UPDATE catalog_listing_counts SET listed = listed - 1 "
         "WHERE category = OLD.category AND type = OLD.type AND is_free = OLD.is_free; "
         "END IF; "
-        "IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.review_status = 'approved' AND NEW.enabled "
-        "THEN INSERT INTO catalog_listing_counts (category, type, is_free, listed) "
-        "VALUES (NEW.category, NEW.type, NEW.is_free, 1) "
-        "ON CONFLICT (category, type, is_free) "
-        "DO UPDATE SET listed = catalog_listing_counts.listed + 1; "
+        "IF new_in THEN UPDATE catalog_listing_counts SET listed = listed + 1 "
+        "WHERE category = NEW.category AND type = NEW.type AND is_free = NEW.is_free; "
         "END IF; "
         "RETURN NULL; "
         "END $$"
