@@ -32,7 +32,7 @@ from marketplace.catalog.http import install_purchase_states
 from marketplace.catalog.limits import router as limits_router
 from marketplace.catalog.revocations import router as revocations_router
 from marketplace.commerce.endpoints import router as commerce_router
-from marketplace.commerce.purchases import purchase_states
+from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     keyring.signing_key()  # a broken keyring stops the start, not the first approval
     app.state.keyring = keyring
     app.state.metrics = metrics
-    install_purchase_states(app, purchase_states)
+    install_purchase_states(app, purchase_states, caller_purchase_states)
 
     install_error_handlers(app)
     app.include_router(auth_router)

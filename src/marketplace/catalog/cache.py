@@ -15,7 +15,7 @@ import sqlite3
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import FastAPI
@@ -32,6 +32,7 @@ V = TypeVar("V")
 MAX_ENTRIES = 4096
 MAX_BYTES = 64 * 1024 * 1024
 MAX_COUNTS = 8192
+MAX_LOOKUPS = 4096
 
 
 @dataclass(frozen=True)
@@ -253,6 +254,8 @@ class CachedBody:
     etag: str
     plugin_ids: tuple[str, ...]
     shape: str  # "items" (data["items"] are plugins), "plugin" (data is one), "none"
+    # Copies made from it once and kept with it (a logged-in caller's unbought copy).
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 class CatalogCache:
@@ -267,6 +270,8 @@ class CatalogCache:
     ) -> None:
         self.responses: _GenerationLRU[CachedBody] = _GenerationLRU(max_entries, max_bytes)
         self.counts: _GenerationLRU[Any] = _GenerationLRU(max_counts, max_counts)
+        # Other reads that only writes moving the generation can change (download targets).
+        self.lookups: _GenerationLRU[Any] = _GenerationLRU(MAX_LOOKUPS, MAX_LOOKUPS)
         self.reader = reader
 
     async def generation(self, session: AsyncSession) -> Generation:
@@ -284,6 +289,12 @@ class CatalogCache:
 
     def store_count(self, generation: Generation, key: Hashable, value: Any) -> None:
         self.counts.put(generation.listing, key, value)
+
+    def lookup(self, generation: Generation, key: Hashable) -> Any | None:
+        return self.lookups.get(generation.generation, key)
+
+    def store_lookup(self, generation: Generation, key: Hashable, value: Any) -> None:
+        self.lookups.put(generation.generation, key, value)
 
 
 def catalog_cache(app: FastAPI) -> CatalogCache:

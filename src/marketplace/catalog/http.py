@@ -20,9 +20,11 @@ from typing import Any, Protocol
 import orjson
 from fastapi import FastAPI, Request
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import Response
 
+from marketplace.auth.pat import is_publishing_token
+from marketplace.auth.tokens import decode_access_token
 from marketplace.catalog.cache import CachedBody, Generation, catalog_cache
 from marketplace.catalog.schemas import PurchaseStateOut
 from marketplace.kit.routing import ApiRoute
@@ -53,15 +55,27 @@ class PurchaseState(Protocol):
 PurchaseStates = Callable[
     [AsyncSession, str, Iterable[str]], Awaitable[Mapping[str, PurchaseState]]
 ]
+# The same, and None when the account does not exist (still one query).
+CallerPurchaseStates = Callable[
+    [AsyncSession, str, Iterable[str]], Awaitable[Mapping[str, PurchaseState] | None]
+]
 
 
-def install_purchase_states(app: FastAPI, lookup: PurchaseStates) -> None:
+def install_purchase_states(
+    app: FastAPI, lookup: PurchaseStates, caller_lookup: CallerPurchaseStates
+) -> None:
     """Where logged-in reads take the caller's purchase states from."""
     app.state.purchase_states = lookup
+    app.state.caller_purchase_states = caller_lookup
 
 
 def _purchase_states(app: FastAPI) -> PurchaseStates:
     lookup: PurchaseStates = app.state.purchase_states
+    return lookup
+
+
+def _caller_purchase_states(app: FastAPI) -> CallerPurchaseStates:
+    lookup: CallerPurchaseStates = app.state.caller_purchase_states
     return lookup
 
 
@@ -93,13 +107,17 @@ def _entry(built: Built) -> CachedBody:
     return CachedBody(data=data, body=body, etag=_etag(body), plugin_ids=ids, shape=built.shape)
 
 
+NEVER_BOUGHT: dict[str, Any] = PurchaseStateOut(
+    purchased=False, active=False, expires_at=None
+).model_dump(mode="json", by_alias=True)
+
+
 def _state_json(state: PurchaseState | None) -> dict[str, Any]:
-    if state is None:  # never bought
-        out = PurchaseStateOut(purchased=False, active=False, expires_at=None)
-    else:
-        out = PurchaseStateOut(
-            purchased=state.purchased, active=state.active, expires_at=state.expires_at
-        )
+    if state is None:
+        return NEVER_BOUGHT
+    out = PurchaseStateOut(
+        purchased=state.purchased, active=state.active, expires_at=state.expires_at
+    )
     return out.model_dump(mode="json", by_alias=True)
 
 
@@ -110,6 +128,19 @@ def _with_purchases(entry: CachedBody, states: Mapping[str, PurchaseState]) -> A
     if entry.shape == "items":
         return {**entry.data, "items": [plugin(item) for item in entry.data["items"]]}
     return plugin(entry.data)
+
+
+def _personal_body(entry: CachedBody, states: Mapping[str, PurchaseState]) -> tuple[bytes, str]:
+    """The entry with the caller's purchase states. Most callers bought none of its plugins:
+    their copy is one and the same, encoded once per entry."""
+    if not states:
+        unbought = entry.derived.get("unbought")
+        if unbought is None:
+            body = _encode(_with_purchases(entry, states))
+            unbought = entry.derived["unbought"] = (body, _etag(body))
+        return unbought
+    body = _encode(_with_purchases(entry, states))
+    return body, _etag(body)
 
 
 def _matches(request: Request, etag: str) -> bool:
@@ -157,8 +188,16 @@ async def serve_public(
         return _respond(request, entry.body, entry.etag, PUBLIC)
     # One query for the whole page, whatever its size.
     states = await _purchase_states(request.app)(session, user.id, entry.plugin_ids)
-    body = _encode(_with_purchases(entry, states))
-    return _respond(request, body, _etag(body), PRIVATE)
+    return _personal_response(request, entry, states)
+
+
+def _personal_response(
+    request: Request, entry: CachedBody, states: Mapping[str, PurchaseState]
+) -> Response:
+    if entry.shape == "none":  # nothing personal in it: the shared copy
+        return _respond(request, entry.body, entry.etag, PUBLIC)
+    body, etag = _personal_body(entry, states)
+    return _respond(request, body, etag, PRIVATE)
 
 
 async def _anonymous_hit(request: Request) -> Response | None:
@@ -174,20 +213,61 @@ async def _anonymous_hit(request: Request) -> Response | None:
     return _respond(request, entry.body, entry.etag, PUBLIC)
 
 
-class CachedPublicRoute(ApiRoute):
-    """A public read whose anonymous cache hits skip FastAPI's dependency solving.
+def _access_token(request: Request) -> str | None:
+    """The bearer access token (a JWT); None for anything else, which the ordinary route
+    judges (a publishing token's scopes, a malformed header)."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token or is_publishing_token(token):
+        return None
+    return token
 
-    A hit costs one generation check and hands over the pre-encoded bytes: the price of
-    a request to a bare endpoint, or less. Everything else (a miss, a token to verify,
-    invalid parameters) takes the ordinary route, which builds and stores the entry.
+
+async def _personal_hit(request: Request) -> Response | None:
+    """A logged-in caller's hit: the token's signature is checked here, and one query says
+    both that the account exists and what it bought of the entry's plugins. Anything
+    else (an invalid token, an account gone) takes the ordinary route and its 401."""
+    token = _access_token(request)
+    if token is None:
+        return None
+    claims = decode_access_token(token, request.app.state.secret)
+    cache = catalog_cache(request.app)
+    if claims is None or cache.reader is None:
+        return None
+    generation = await cache.reader.read()
+    if generation is None:
+        return None
+    entry = cache.response(generation, request_key(request))
+    if entry is None:
+        return None
+    sessions: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    async with sessions() as session:
+        lookup = _caller_purchase_states(request.app)
+        states = await lookup(session, claims.user_id, entry.plugin_ids)
+    if states is None:
+        return None
+    request.state.user_id = claims.user_id
+    return _personal_response(request, entry, states)
+
+
+class CachedPublicRoute(ApiRoute):
+    """A public read whose cache hits skip FastAPI's dependency solving.
+
+    An anonymous hit costs one generation check and hands over the pre-encoded bytes: the
+    price of a request to a bare endpoint, or less. A logged-in hit adds the token's
+    signature and one query (the account and its purchase states) for its overlay.
+    Everything else (a miss, invalid parameters or tokens) takes the ordinary route, which
+    builds and stores the entry.
     """
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
-            if request.method == "GET" and "authorization" not in request.headers:
-                hit = await _anonymous_hit(request)
+            if request.method == "GET":
+                if "authorization" not in request.headers:
+                    hit = await _anonymous_hit(request)
+                else:
+                    hit = await _personal_hit(request)
                 if hit is not None:
                     return hit
             return await handler(request)

@@ -11,6 +11,7 @@ from marketplace.auth.deps import CurrentUser
 from marketplace.catalog.schemas import PurchaseStateOut, public_plugin, rating_average
 from marketplace.catalog.service import find_plugin, is_listed, is_newer, listed_plugin
 from marketplace.commerce import purchases, service
+from marketplace.commerce.download_targets import download_target
 from marketplace.commerce.payments import PaymentProviderDep
 from marketplace.commerce.schemas import (
     InstalledItem,
@@ -37,8 +38,7 @@ from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import Plugin, Purchase
 from marketplace.plugins.downloads import DownloadOut, download_info
-from marketplace.plugins.kind import PLUGINS
-from marketplace.publishing.releases import ReleasesDep, release_for_download
+from marketplace.publishing.releases import ReleasesDep
 
 router = api_router(prefix="/api/v1/plugins", tags=["marketplace: user"])
 
@@ -69,11 +69,11 @@ ListedPlugin = Annotated[Plugin, Depends(_listed_plugin)]
 
 
 @router.get("/download/{plugin_id}/{version}")
-@raises(VersionNotFound, VersionNotApproved, PluginNotPurchased)
+@raises(PluginNotFound, VersionNotFound, VersionNotApproved, PluginNotPurchased)
 async def download(
+    plugin_id: str,
     version: str,
     user: CurrentUser,
-    plugin: ExistingPlugin,
     request: Request,
     response: Response,
     session: DbSession,
@@ -86,12 +86,16 @@ async def download(
     Every answer carries `release`, the version's signed release record (CONTRACT 11).
     A paid plugin needs an active purchase (its owner and administrators excepted).
     """
-    chosen = await service.downloadable_version(session, plugin, version)
-    await purchases.require_active_purchase(session, plugin, user)
+    # The token is checked first (CurrentUser), then the plugin's 404 (CONTRACT 1).
+    target = await download_target(request, session, releases, plugin_id, version)
+    await purchases.require_active_purchase(session, target.plugin, user)
     state = request.app.state
-    release = await release_for_download(releases, PLUGINS, plugin, chosen)
     info = await download_info(
-        state.blob_store, state.settings.download_url_seconds, plugin, chosen, release
+        state.blob_store,
+        state.settings.download_url_seconds,
+        target.plugin,
+        target.version,
+        target.release,
     )
     response.headers["Cache-Control"] = NO_STORE
     return Envelope(data=info)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -46,29 +47,22 @@ class PurchaseState:
 NOT_PURCHASED = PurchaseState(purchased=False, active=False, expires_at=None)
 
 
-async def purchase_states(
-    session: AsyncSession, user_id: str, plugin_ids: Iterable[str]
-) -> dict[str, PurchaseState]:
-    """The caller's purchase state for a whole page of plugins, in one query.
+def _bought(plugin_ids: Iterable[str]) -> tuple[list[str], list[Any]]:
+    """The distinct ids, and per plugin bought: its id, whether a purchase is permanent, and
+    the latest expiry (the columns `_states` reads)."""
+    columns = [
+        Purchase.plugin_id,
+        func.max(case((Purchase.expires_at.is_(None), 1), else_=0)),
+        func.max(Purchase.expires_at),
+    ]
+    return list(dict.fromkeys(plugin_ids)), columns
 
-    Plugins never bought are absent from the result: use `.get(id, NOT_PURCHASED)`.
-    """
-    ids = list(dict.fromkeys(plugin_ids))
-    if not ids:
-        return {}
-    rows = await session.execute(
-        select(
-            Purchase.plugin_id,
-            func.max(case((Purchase.expires_at.is_(None), 1), else_=0)),
-            func.max(Purchase.expires_at),
-        )
-        .where(Purchase.user_id == user_id, Purchase.plugin_id.in_(ids), Purchase.status == PAID)
-        .group_by(Purchase.plugin_id)
-    )
+
+def _states(rows: Iterable[Any]) -> dict[str, PurchaseState]:
     now = utcnow()
     states: dict[str, PurchaseState] = {}
     for plugin_id, permanent, latest in rows:
-        if plugin_id is None:
+        if plugin_id is None:  # the caller's row, joined to no purchase
             continue
         if permanent:
             states[plugin_id] = PurchaseState(purchased=True, active=True, expires_at=None)
@@ -76,6 +70,45 @@ async def purchase_states(
             active = latest is not None and latest > now
             states[plugin_id] = PurchaseState(purchased=True, active=active, expires_at=latest)
     return states
+
+
+async def purchase_states(
+    session: AsyncSession, user_id: str, plugin_ids: Iterable[str]
+) -> dict[str, PurchaseState]:
+    """The caller's purchase state for a whole page of plugins, in one query.
+
+    Plugins never bought are absent from the result: use `.get(id, NOT_PURCHASED)`.
+    """
+    ids, columns = _bought(plugin_ids)
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(*columns)
+        .where(Purchase.user_id == user_id, Purchase.plugin_id.in_(ids), Purchase.status == PAID)
+        .group_by(Purchase.plugin_id)
+    )
+    return _states(rows)
+
+
+async def caller_purchase_states(
+    session: AsyncSession, user_id: str, plugin_ids: Iterable[str]
+) -> dict[str, PurchaseState] | None:
+    """`purchase_states`, and whether the account exists, in one query: None when it does
+    not (a cached public read's logged-in caller, whose token alone was checked)."""
+    ids, columns = _bought(plugin_ids)
+    joined = and_(Purchase.user_id == User.id, Purchase.plugin_id.in_(ids), Purchase.status == PAID)
+    rows = (
+        await session.execute(
+            select(*columns)
+            .select_from(User)
+            .outerjoin(Purchase, joined)
+            .where(User.id == user_id)
+            .group_by(Purchase.plugin_id)
+        )
+    ).all()
+    if not rows:
+        return None
+    return _states(rows)
 
 
 async def purchase_state(session: AsyncSession, user_id: str, plugin_id: str) -> PurchaseState:
