@@ -97,6 +97,17 @@ def broken_invariants(blob_keys: set[str]) -> Callable[[Connection], list[str]]:
                     f"11: {bucket} counts {kept.get(bucket, 0)} listed plugins, "
                     f"there are {real.get(bucket, 0)}"
                 )
+        # 12. SQLite: each plugin's search rowid row carries its listing facets (0011).
+        if connection.dialect.name == "sqlite":
+            for (plugin_id,) in _rows(
+                connection,
+                "SELECT p.id FROM plugins p LEFT JOIN plugin_search_rowids r "
+                "ON r.plugin_id = p.id WHERE r.plugin_id IS NULL "
+                "OR r.listed != (p.review_status = 'approved' AND p.enabled) "
+                "OR r.category IS NOT p.category OR r.type IS NOT p.type "
+                "OR r.is_free IS NOT p.is_free",
+            ):
+                broken.append(f"12: plugin {plugin_id} has other search facets than its row")
         return broken
 
     return check

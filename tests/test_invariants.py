@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import Connection, text
 
 from tests.factories import Factory
@@ -55,7 +56,7 @@ async def test_listing_counts_follow_every_change_of_a_listed_plugin(
     assert not [
         line
         for line in await run_on(database_url, broken_invariants(blob_keys=set()))
-        if line.startswith("11:")
+        if line.startswith(("11:", "12:"))
     ]
 
 
@@ -85,3 +86,28 @@ async def test_a_listing_count_that_drifted_is_reported(
     ]
     assert len(broken) == 1
     assert "('utility', 'hook', True) counts" in broken[0]
+
+
+async def test_search_facets_that_drifted_are_reported(
+    factory: Factory, database_url: str, is_postgres: bool
+) -> None:
+    if is_postgres:
+        pytest.skip("plugin_search_rowids is SQLite's (migration 0011)")
+    plugin = await factory.plugin(await factory.developer(), category="utility")
+
+    def drift_and_check(connection: Connection) -> list[str]:
+        connection.execute(
+            text("UPDATE plugin_search_rowids SET listed = 0 WHERE plugin_id = :id"),
+            {"id": plugin.id},
+        )
+        found = broken_invariants(blob_keys=set())(connection)
+        connection.execute(
+            text("UPDATE plugin_search_rowids SET listed = 1 WHERE plugin_id = :id"),
+            {"id": plugin.id},
+        )
+        return found
+
+    broken = [
+        line for line in await run_on(database_url, drift_and_check) if line.startswith("12:")
+    ]
+    assert broken == [f"12: plugin {plugin.id} has other search facets than its row"]

@@ -8,13 +8,16 @@ what a large real one looks like to the planner.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
+import pytest
 from alembic import command
-from sqlalchemy import func, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog import service
 from marketplace.catalog.schemas import BrowseSort
+from marketplace.catalog.search import search_condition
 from marketplace.db import analyze
 from marketplace.kit.pagination import Page
 from marketplace.migrate import alembic_config, upgrade
@@ -133,7 +136,11 @@ async def test_browse_total_without_q_reads_the_kept_counts(factory: Factory) ->
 
 
 async def _direct_count(session: AsyncSession, query: service.BrowseQuery) -> int:
+    """Counted on the plugins rows themselves (never the kept counts or facets)."""
     conditions = [service.LISTED]
+    if query.q is not None:
+        dialect = session.get_bind().dialect.name
+        conditions.append(search_condition(dialect, query.q))
     if query.category is not None:
         conditions.append(Plugin.category == query.category)
     if query.type is not None:
@@ -155,6 +162,11 @@ async def _assert_counts_exact(factory: Factory) -> None:
             query = _query(category=category, type=type_, is_free=is_free)
             kept = await service.count_listed(session, query)
             assert kept == await _direct_count(session, query), query
+            # With q: SQLite counts on the facets beside each search rowid (0011).
+            for q in ("plugin", "插件"):
+                searched = replace(query, q=q)
+                kept = await service.count_listed(session, searched)
+                assert kept == await _direct_count(session, searched), searched
         by_category = await service.listed_counts_by_category(session)
         for category in CATEGORIES:
             assert by_category.get(category, 0) == await _direct_count(
@@ -210,3 +222,33 @@ def test_migration_0010_goes_down_and_up(scratch_url: str) -> None:
     upgrade(scratch_url)
     assert "catalog_listing_counts" in run_now(scratch_url, table_names)
     assert run_now(scratch_url, model_diff({"catalog_listing_counts"})) == []
+
+
+def _search_rowid_columns(connection: Connection) -> set[str]:
+    if connection.dialect.name != "sqlite":
+        return set()
+    rows = connection.execute(text("PRAGMA table_info(plugin_search_rowids)"))
+    return {row[1] for row in rows}
+
+
+def _insert_trigger(connection: Connection) -> str:
+    sql = connection.execute(
+        text("SELECT sql FROM sqlite_master WHERE name = 'plugins_search_insert'")
+    ).scalar_one()
+    return str(sql)
+
+
+def test_migration_0011_goes_down_and_up(scratch_url: str, is_postgres: bool) -> None:
+    if is_postgres:
+        pytest.skip("0011 changes SQLite's search tables only")
+    upgrade(scratch_url)
+    facets = {"listed", "category", "type", "is_free"}
+    assert facets <= run_now(scratch_url, _search_rowid_columns)
+    assert "new.category, new.type, new.is_free);" in run_now(scratch_url, _insert_trigger)
+    command.downgrade(alembic_config(scratch_url), "0010")
+    assert run_now(scratch_url, _search_rowid_columns) == {"rowid", "plugin_id"}
+    assert "plugin_search_rowids (plugin_id) VALUES (new.id);" in run_now(
+        scratch_url, _insert_trigger
+    )
+    upgrade(scratch_url)
+    assert facets <= run_now(scratch_url, _search_rowid_columns)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     FromClause,
     Integer,
@@ -47,8 +48,17 @@ def _fts_phrase(query: str) -> str:
     return '"' + query.replace('"', '""') + '"'
 
 
-# A stable integer per plugin; the FTS tables' rowids (migration 0002).
-SEARCH_ROWIDS = table("plugin_search_rowids", column("rowid", Integer), column("plugin_id", String))
+# A stable integer per plugin, the FTS tables' rowids (migration 0002), with the plugin's
+# listing facets kept beside it by triggers (migration 0011).
+SEARCH_ROWIDS = table(
+    "plugin_search_rowids",
+    column("rowid", Integer),
+    column("plugin_id", String),
+    column("listed", Boolean),
+    column("category", String),
+    column("type", String),
+    column("is_free", Boolean),
+)
 
 
 def sqlite_matches(query: str) -> TextualSelect:
@@ -108,12 +118,12 @@ def _sqlite_ordered_join(join: _OrderedJoin, compiler: SQLCompiler, **kw: Any) -
     return f"{left} CROSS JOIN {right} ON {on}"
 
 
-def sqlite_matching_plugins(query: str) -> FromClause:
-    """plugins joined from the match set, in that order: the cheapest way to count matches
-    on SQLite (it reads each match once, whatever the size of the catalogue)."""
+def sqlite_matching_rowids(query: str) -> FromClause:
+    """The rowid rows (with the listing facets) joined from the match set, in that order:
+    the cheapest way to count matches on SQLite. It reads each match once, whatever the
+    size of the catalogue, and never the wide plugins rows."""
     matches = sqlite_matches(query).subquery("matches")
-    rowids = _OrderedJoin(matches, SEARCH_ROWIDS, SEARCH_ROWIDS.c.rowid == matches.c.rowid)
-    return _OrderedJoin(rowids, Plugin.__table__, Plugin.id == SEARCH_ROWIDS.c.plugin_id)
+    return _OrderedJoin(matches, SEARCH_ROWIDS, SEARCH_ROWIDS.c.rowid == matches.c.rowid)
 
 
 def _has_trigram(query: str) -> bool:

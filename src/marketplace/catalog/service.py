@@ -10,7 +10,6 @@ from typing import Any
 import semver
 from sqlalchemy import (
     ColumnElement,
-    FromClause,
     Select,
     String,
     func,
@@ -21,7 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog.schemas import BrowseSort
-from marketplace.catalog.search import search_condition, sqlite_matching_plugins
+from marketplace.catalog.search import SEARCH_ROWIDS, search_condition, sqlite_matching_rowids
 from marketplace.errors import PluginNotFound
 from marketplace.kit.pagination import Page
 from marketplace.models import (
@@ -142,19 +141,32 @@ def count_statement(query: BrowseQuery) -> Select[int]:
     return select(func.coalesce(func.sum(ListingCount.listed), 0)).where(*conditions)
 
 
+def _facet_filters(query: BrowseQuery) -> list[ColumnElement[bool]]:
+    """The filters on plugin_search_rowids' copy of the listing facets (SQLite)."""
+    facets = SEARCH_ROWIDS.c
+    conditions: list[ColumnElement[bool]] = [facets.listed.is_(True)]
+    if query.category is not None:
+        conditions.append(facets.category == query.category)
+    if query.type is not None:
+        conditions.append(facets.type == query.type.value)
+    if query.is_free is not None:
+        conditions.append(facets.is_free == query.is_free)
+    return conditions
+
+
+def search_count_statement(dialect: str, q: str, query: BrowseQuery) -> Select[int]:
+    """The exact number of listed plugins matching q and the query's filters."""
+    if dialect == "sqlite":
+        # Driven from the match set, reading the facets beside each rowid (migration 0011).
+        source = sqlite_matching_rowids(q)
+        return select(func.count()).select_from(source).where(*_facet_filters(query))
+    return select(func.count()).select_from(Plugin).where(LISTED, *_filters(dialect, query))
+
+
 async def count_listed(session: AsyncSession, query: BrowseQuery) -> int:
     if not query.q:
         return int(await session.scalar(count_statement(query)) or 0)
-    dialect = _dialect(session)
-    source: FromClause = Plugin.__table__
-    conditions = _filters(dialect, query)
-    if dialect == "sqlite":
-        # Driven from the match set: far cheaper there than probing every listed plugin.
-        source = sqlite_matching_plugins(query.q)
-        conditions = _filters(dialect, query.without_search())
-    total = await session.scalar(
-        select(func.count()).select_from(source).where(LISTED, *conditions)
-    )
+    total = await session.scalar(search_count_statement(_dialect(session), query.q, query))
     return int(total or 0)
 
 
