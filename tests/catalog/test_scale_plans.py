@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
+import httpx
 import pytest
 from alembic import command
 from sqlalchemy import Connection, func, select, text
@@ -24,6 +25,7 @@ from marketplace.migrate import alembic_config, upgrade
 from marketplace.models import Plugin, PluginType, ReviewStatus
 from tests.catalog.test_indexes import _plan, _sql
 from tests.factories import Factory
+from tests.helpers import ok
 from tests.migrations import IGNORE_EXPRESSION_INDEXES, model_diff, run_now, table_names
 
 CATEGORIES = ("productivity", "development", "ai")
@@ -252,3 +254,23 @@ def test_migration_0011_goes_down_and_up(scratch_url: str, is_postgres: bool) ->
     )
     upgrade(scratch_url)
     assert facets <= run_now(scratch_url, _search_rowid_columns)
+
+
+async def test_an_empty_page_asks_no_page_query(
+    client: httpx.AsyncClient, factory: Factory, statements: list[str]
+) -> None:
+    """The exact total already says the page is empty: a filter combination that matches
+    nothing would otherwise walk every row of one filter's index (11-14 ms at 100,000)."""
+    await _catalogue(factory, 6)
+    for params, total in (
+        ({"category": "ai", "type": "hook"}, 0),  # nothing there
+        ({"category": "ai", "page": 2, "pageSize": 20}, 2),  # past the last page
+        ({"q": "no such words", "sort": "name"}, 0),
+    ):
+        statements.clear()
+        body = ok(await client.get("/api/v1/plugins/browse", params=params))
+        assert (body["items"], body["total"]) == ([], total), params
+        pages = [s for s in statements if s.lstrip().startswith("SELECT plugins.id")]
+        assert pages == [], params
+    body = ok(await client.get("/api/v1/plugins/browse", params={"category": "ai"}))
+    assert len(body["items"]) == body["total"] == 2

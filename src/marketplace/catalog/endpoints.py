@@ -116,7 +116,13 @@ async def browse(
         if query.q:
             candidates = await counted(generation, query.without_search())
             walk = walk_is_cheaper(total, candidates, page.offset + page.size)
-        rows = await service.browse_page(session, query, page, walk=walk)
+        # The exact total says when the page is empty: no walk through an index to find out
+        # (a filter combination that matches nothing would read every row of one filter).
+        rows = (
+            []
+            if page.offset >= total
+            else await service.browse_page(session, query, page, walk=walk)
+        )
         items = [public_plugin(plugin, name) for plugin, name in rows]
         return Built(
             BrowsePage(items=items, total=total, page=page.page, page_size=page.size), "items"
