@@ -68,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             statement=settings.db_statement_timeout_seconds,
             pool=settings.db_pool_timeout_seconds,
         ),
+        random_page_cost=settings.db_random_page_cost,
     )
     metrics = Metrics()
     limiter = RateLimiter(settings, fallbacks=metrics.rate_limit_fallbacks)

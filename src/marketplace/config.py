@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     db_statement_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     # The wait for a free pooled connection when every one is in use.
     db_pool_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    # PostgreSQL's planner cost of a random page read, on the service's connections. Its
+    # default (4.0) is for spinning disks: with it, a search for a common word scanned the
+    # whole plugins table (41 ms at 100,000) instead of the trigram index (15 ms).
+    db_random_page_cost: float = Field(default=1.1, gt=0, le=100)
     storage_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     # The wait for each read from S3 (a response, or the next part of one), not a whole upload.
     storage_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)

@@ -145,10 +145,15 @@ def _install_outage_translation(engine: AsyncEngine) -> None:
 
 
 def make_engine(
-    url: str, *, pool_size: int = 10, timeouts: DbTimeouts | None = None
+    url: str,
+    *,
+    pool_size: int = 10,
+    timeouts: DbTimeouts | None = None,
+    random_page_cost: float | None = None,
 ) -> AsyncEngine:
     """The engine; `timeouts` bound connecting, each statement and the wait for a pooled
-    connection (the server passes them; migrations and one-off commands may run long)."""
+    connection (the server passes them; migrations and one-off commands may run long).
+    `random_page_cost` is PostgreSQL's planner setting for the server's connections."""
     if url.startswith("sqlite"):
         # The busy timeout is SQLite's only wait (for another writer's lock); it stays 30 s.
         engine = create_async_engine(url, connect_args={"timeout": 30})
@@ -156,14 +161,21 @@ def make_engine(
         _install_outage_translation(engine)
         return engine
     options: dict[str, Any] = {}
-    if timeouts is not None and url.split(":", 1)[0] == "postgresql+asyncpg":
-        options["connect_args"] = {
-            "timeout": timeouts.connect,
+    if url.split(":", 1)[0] == "postgresql+asyncpg":
+        connect_args: dict[str, Any] = {}
+        server_settings: dict[str, str] = {}
+        if timeouts is not None:
+            connect_args["timeout"] = timeouts.connect
             # Client side: a server that stops answering mid-query.
-            "command_timeout": timeouts.statement,
+            connect_args["command_timeout"] = timeouts.statement
             # Server side: the query is cancelled, so it stops holding locks too.
-            "server_settings": {"statement_timeout": str(int(timeouts.statement * 1000))},
-        }
+            server_settings["statement_timeout"] = str(int(timeouts.statement * 1000))
+        if random_page_cost is not None:
+            server_settings["random_page_cost"] = repr(random_page_cost)
+        if server_settings:
+            connect_args["server_settings"] = server_settings
+        if connect_args:
+            options["connect_args"] = connect_args
     if pool_size <= 0:
         engine = create_async_engine(url, poolclass=NullPool, **options)
     else:

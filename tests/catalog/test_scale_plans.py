@@ -16,9 +16,11 @@ from alembic import command
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from marketplace.app import create_app, shutdown
 from marketplace.catalog import service
 from marketplace.catalog.schemas import BrowseSort
 from marketplace.catalog.search import search_condition
+from marketplace.config import Settings
 from marketplace.db import analyze
 from marketplace.kit.pagination import Page
 from marketplace.migrate import alembic_config, upgrade
@@ -274,3 +276,20 @@ async def test_an_empty_page_asks_no_page_query(
         assert pages == [], params
     body = ok(await client.get("/api/v1/plugins/browse", params={"category": "ai"}))
     assert len(body["items"]) == body["total"] == 2
+
+
+async def test_the_service_plans_with_random_page_cost_from_its_settings(
+    settings: Settings, is_postgres: bool
+) -> None:
+    """1.1 by default: with PostgreSQL's 4.0 a common search word scanned the whole table
+    (41 ms at 100,000 plugins) instead of the trigram index (15 ms)."""
+    if not is_postgres:
+        pytest.skip("a PostgreSQL planner setting")
+    for configured, shown in ((None, "1.1"), (4.0, "4")):
+        changed = {} if configured is None else {"db_random_page_cost": configured}
+        app = create_app(settings.model_copy(update=changed))
+        try:
+            async with app.state.sessionmaker() as session:
+                assert await session.scalar(text("SHOW random_page_cost")) == shown
+        finally:
+            await shutdown(app)

@@ -1,4 +1,3 @@
-# ruff: noqa: S608 - DDL assembled from constant fragments; no input reaches it
 """SQLite: listing facets beside each plugin's search rowid (issue 14)
 
 Revision ID: 0011
