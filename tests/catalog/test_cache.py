@@ -161,6 +161,8 @@ async def test_generation_falls_back_to_the_session_when_the_reader_cannot_answe
     factory: Factory,
 ) -> None:
     class Unavailable:
+        pooled = False
+
         async def read(self) -> Generation | None:
             return None
 
