@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             pool=settings.db_pool_timeout_seconds,
         ),
         random_page_cost=settings.db_random_page_cost,
+        work_mem_mb=settings.db_work_mem_mb,
     )
     metrics = Metrics()
     limiter = RateLimiter(settings, fallbacks=metrics.rate_limit_fallbacks)

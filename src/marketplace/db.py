@@ -150,10 +150,12 @@ def make_engine(
     pool_size: int = 10,
     timeouts: DbTimeouts | None = None,
     random_page_cost: float | None = None,
+    work_mem_mb: int | None = None,
 ) -> AsyncEngine:
     """The engine; `timeouts` bound connecting, each statement and the wait for a pooled
     connection (the server passes them; migrations and one-off commands may run long).
-    `random_page_cost` is PostgreSQL's planner setting for the server's connections."""
+    `random_page_cost` and `work_mem_mb` are PostgreSQL settings for the server's
+    connections."""
     if url.startswith("sqlite"):
         # The busy timeout is SQLite's only wait (for another writer's lock); it stays 30 s.
         engine = create_async_engine(url, connect_args={"timeout": 30})
@@ -172,6 +174,8 @@ def make_engine(
             server_settings["statement_timeout"] = str(int(timeouts.statement * 1000))
         if random_page_cost is not None:
             server_settings["random_page_cost"] = repr(random_page_cost)
+        if work_mem_mb is not None:
+            server_settings["work_mem"] = f"{work_mem_mb}MB"
         if server_settings:
             connect_args["server_settings"] = server_settings
         if connect_args:

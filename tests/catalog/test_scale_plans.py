@@ -278,18 +278,21 @@ async def test_an_empty_page_asks_no_page_query(
     assert len(body["items"]) == body["total"] == 2
 
 
-async def test_the_service_plans_with_random_page_cost_from_its_settings(
+async def test_the_service_plans_with_its_postgresql_settings(
     settings: Settings, is_postgres: bool
 ) -> None:
     """1.1 by default: with PostgreSQL's 4.0 a common search word scanned the whole table
     (41 ms at 100,000 plugins) instead of the trigram index (15 ms)."""
     if not is_postgres:
         pytest.skip("a PostgreSQL planner setting")
-    for configured, shown in ((None, "1.1"), (4.0, "4")):
-        changed = {} if configured is None else {"db_random_page_cost": configured}
+    for changed, cost, work_mem in (
+        ({}, "1.1", "32MB"),
+        ({"db_random_page_cost": 4.0, "db_work_mem_mb": 4}, "4", "4MB"),
+    ):
         app = create_app(settings.model_copy(update=changed))
         try:
             async with app.state.sessionmaker() as session:
-                assert await session.scalar(text("SHOW random_page_cost")) == shown
+                assert await session.scalar(text("SHOW random_page_cost")) == cost
+                assert await session.scalar(text("SHOW work_mem")) == work_mem
         finally:
             await shutdown(app)
