@@ -14,6 +14,7 @@ from marketplace.catalog.cache import (
     CatalogCache,
     Generation,
     bump_catalog_generation,
+    catalog_cache,
     read_generation,
 )
 from marketplace.config import Settings
@@ -161,8 +162,6 @@ async def test_generation_falls_back_to_the_session_when_the_reader_cannot_answe
     factory: Factory,
 ) -> None:
     class Unavailable:
-        pooled = False
-
         async def read(self) -> Generation | None:
             return None
 
@@ -338,3 +337,19 @@ async def test_coalesced_reads_never_return_a_value_read_before_the_caller_arriv
     # All five arrived during read 1, so they share read 2, which started after them.
     assert {(await task).generation for task in later} == {2}
     assert reader.reads == 2
+
+
+async def test_a_session_in_a_transaction_reads_the_generation_its_rows_belong_to(
+    app: FastAPI, factory: Factory
+) -> None:
+    """On SQLite a read transaction keeps its snapshot: a generation read on another
+    connection after a write could be newer than the rows the session goes on to read, and
+    an answer built from those older rows would be cached under the newer number."""
+    cache = catalog_cache(app)
+    async with app.state.sessionmaker() as session:
+        await read_generation(session)  # the transaction (and on SQLite its snapshot) begins
+        async with factory.sessions() as writer:
+            await bump_catalog_generation(writer)
+            await writer.commit()
+        own = await read_generation(session)  # what the session's own reads see
+        assert await read_generation(session, cache.reader) == own

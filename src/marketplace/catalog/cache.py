@@ -76,12 +76,7 @@ def _generation(row: Any) -> Generation:
 
 
 class GenerationReader(Protocol):
-    """A cheap read of the current generation; None when it cannot answer right now.
-
-    `pooled`: it takes a connection from the engine's pool, so a caller already holding
-    one must not use it (see read_generation)."""
-
-    pooled: bool
+    """A cheap read of the current generation; None when it cannot answer right now."""
 
     async def read(self) -> Generation | None: ...
 
@@ -95,8 +90,6 @@ class SqliteGenerationReader:
     microseconds), which would dominate a cached response. Each call is one autocommit
     SELECT (a fresh snapshot; WAL readers never wait for writers).
     """
-
-    pooled = False
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -134,8 +127,6 @@ class PostgresGenerationReader:
     next one, which starts after they arrived. So every caller still gets a value read after
     its request came in (never an older one), at one read per burst instead of per request.
     """
-
-    pooled = True
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -194,10 +185,12 @@ async def read_generation(
 ) -> Generation:
     """The current numbers; read before the data they guard (so data is never older).
 
-    A session that already holds a connection (a route that loaded its caller first) reads
-    them on it: waiting for a second pooled connection while holding one starves the pool
-    once as many requests do so at once (every one then waits for the pool timeout)."""
-    if reader is not None and not (reader.pooled and session.in_transaction()):
+    A session already in a transaction (a route that loaded its caller first) reads them
+    in it: on SQLite its snapshot is fixed, and numbers read elsewhere could be newer than
+    the rows it reads next (a cached answer built from older rows under a newer number);
+    on PostgreSQL the reader would wait for a second pooled connection while the request
+    holds one, which starves the pool once as many requests do so at once."""
+    if reader is not None and not session.in_transaction():
         fast = await reader.read()
         if fast is not None:
             return fast
