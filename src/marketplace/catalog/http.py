@@ -200,14 +200,20 @@ def _personal_response(
     return _respond(request, body, etag, PRIVATE)
 
 
-async def _anonymous_hit(request: Request) -> Response | None:
+async def _cached_entry(request: Request) -> CachedBody | None:
+    """This request's entry at the current generation, read without any session; None
+    when the cheap reader cannot answer or nothing is cached."""
     cache = catalog_cache(request.app)
     if cache.reader is None:
         return None
     generation = await cache.reader.read()
     if generation is None:
         return None
-    entry = cache.response(generation, request_key(request))
+    return cache.response(generation, request_key(request))
+
+
+async def _anonymous_hit(request: Request) -> Response | None:
+    entry = await _cached_entry(request)
     if entry is None:
         return None
     return _respond(request, entry.body, entry.etag, PUBLIC)
@@ -230,13 +236,9 @@ async def _personal_hit(request: Request) -> Response | None:
     if token is None:
         return None
     claims = decode_access_token(token, request.app.state.secret)
-    cache = catalog_cache(request.app)
-    if claims is None or cache.reader is None:
+    if claims is None:
         return None
-    generation = await cache.reader.read()
-    if generation is None:
-        return None
-    entry = cache.response(generation, request_key(request))
+    entry = await _cached_entry(request)
     if entry is None:
         return None
     sessions: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker

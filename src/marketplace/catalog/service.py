@@ -77,17 +77,26 @@ class BrowseQuery:
         return replace(self, q=None)
 
 
+def _facet_conditions(
+    query: BrowseQuery, category: Any, type_: Any, is_free: Any
+) -> list[ColumnElement[bool]]:
+    """The query's filters (q aside) on whichever columns hold the listing facets: the
+    plugins table, the kept counts (0010) or the search rowids (0011)."""
+    conditions: list[ColumnElement[bool]] = []
+    if query.category is not None:
+        conditions.append(category == query.category)
+    if query.type is not None:
+        conditions.append(type_ == query.type.value)
+    if query.is_free is not None:
+        conditions.append(is_free == query.is_free)
+    return conditions
+
+
 def _filters(dialect: str, query: BrowseQuery, *, walk: bool = False) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if query.q:
         conditions.append(search_condition(dialect, query.q, walk=walk))
-    if query.category is not None:
-        conditions.append(Plugin.category == query.category)
-    if query.type is not None:
-        conditions.append(Plugin.type == query.type.value)
-    if query.is_free is not None:
-        conditions.append(Plugin.is_free == query.is_free)
-    return conditions
+    return conditions + _facet_conditions(query, Plugin.category, Plugin.type, Plugin.is_free)
 
 
 def _dialect(session: AsyncSession) -> str:
@@ -131,27 +140,17 @@ async def browse_page(
 def count_statement(query: BrowseQuery) -> Select[int]:
     """The exact number of listed plugins passing the filters, without q: a sum over the
     counts the database keeps per (category, type, isFree) (migration 0010)."""
-    conditions: list[ColumnElement[bool]] = []
-    if query.category is not None:
-        conditions.append(ListingCount.category == query.category)
-    if query.type is not None:
-        conditions.append(ListingCount.type == query.type.value)
-    if query.is_free is not None:
-        conditions.append(ListingCount.is_free == query.is_free)
+    conditions = _facet_conditions(
+        query, ListingCount.category, ListingCount.type, ListingCount.is_free
+    )
     return select(func.coalesce(func.sum(ListingCount.listed), 0)).where(*conditions)
 
 
 def _facet_filters(query: BrowseQuery) -> list[ColumnElement[bool]]:
     """The filters on plugin_search_rowids' copy of the listing facets (SQLite)."""
     facets = SEARCH_ROWIDS.c
-    conditions: list[ColumnElement[bool]] = [facets.listed.is_(True)]
-    if query.category is not None:
-        conditions.append(facets.category == query.category)
-    if query.type is not None:
-        conditions.append(facets.type == query.type.value)
-    if query.is_free is not None:
-        conditions.append(facets.is_free == query.is_free)
-    return conditions
+    listed: ColumnElement[bool] = facets.listed.is_(True)
+    return [listed, *_facet_conditions(query, facets.category, facets.type, facets.is_free)]
 
 
 def search_count_statement(dialect: str, q: str, query: BrowseQuery) -> Select[int]:
