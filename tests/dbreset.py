@@ -25,6 +25,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    text,
     union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -108,4 +109,7 @@ async def reset_database(engine: AsyncEngine) -> set[str]:
             await conn.execute(insert(CATEGORIES), SEED_CATEGORY_ROWS)
         if GENERATION.name in changed:
             await conn.execute(insert(GENERATION), [SEED_GENERATION_ROW])
+        if "plugins" in changed:
+            # The search index's change notes (migration 0012), made by the deletes above.
+            await conn.execute(text("DELETE FROM plugin_search_changes"))
     return changed

@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     storage_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     # /readyz bounds each of its checks by this, so a probe never hangs.
     ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
+    # Browse's q from each process's own Tantivy index (catalog.search_index); off: SQL.
+    search_index: bool = True
     secret_key: SecretStr | None = None
     # Release signing keys (marketplace.trust.keyring): the keyring's JSON for scale-out, or a
     # file; by default <data_dir>/signing-keys.json, created on first use.

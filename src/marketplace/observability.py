@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -121,6 +121,14 @@ class Metrics:
             ["method", "route"],
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+        )
+        # 0 until the process's search index is built (catalog.search_index), then the
+        # catalogue generation it shows; with several workers, the least advanced one's.
+        self.search_index_generation = Gauge(
+            "search_index_generation",
+            "Catalogue generation of the search index (0: not built, searches use SQL)",
+            registry=self.registry,
+            multiprocess_mode="livemin",
         )
         self.rate_limit_fallbacks = Counter(
             "rate_limit_redis_fallbacks_total",

@@ -30,6 +30,7 @@ from marketplace.catalog.schemas import (
     rating_average,
 )
 from marketplace.catalog.search import walk_is_cheaper
+from marketplace.catalog.search_index import search_index
 from marketplace.db import DbSession
 from marketplace.errors import PluginNotFound
 from marketplace.kit.error_codes import raises
@@ -111,6 +112,15 @@ async def browse(
         return total
 
     async def build(generation: Generation) -> Built:
+        index = search_index(request.app) if query.q else None
+        found = await index.find(session, generation.generation, query, page) if index else None
+        if found is not None:
+            rows = await service.plugins_in_order(session, found.ids)
+            items = [public_plugin(plugin, name) for plugin, name in rows]
+            page_out = BrowsePage(
+                items=items, total=found.total, page=page.page, page_size=page.size
+            )
+            return Built(page_out, "items")
         total = await counted(generation, query)
         walk = False
         if query.q:

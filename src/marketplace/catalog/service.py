@@ -116,7 +116,7 @@ def browse_ids_statement(
     )
 
 
-async def _with_developers(session: AsyncSession, ids: Sequence[str]) -> list[PluginRow]:
+async def plugins_in_order(session: AsyncSession, ids: Sequence[str]) -> list[PluginRow]:
     """Full rows and developer names for ids, in the order given."""
     if not ids:
         return []
@@ -134,7 +134,7 @@ async def browse_page(
     session: AsyncSession, query: BrowseQuery, page: Page, *, walk: bool = False
 ) -> list[PluginRow]:
     ids = await session.scalars(browse_ids_statement(_dialect(session), query, page, walk=walk))
-    return await _with_developers(session, list(ids))
+    return await plugins_in_order(session, list(ids))
 
 
 def count_statement(query: BrowseQuery) -> Select[int]:
@@ -175,7 +175,7 @@ async def top_plugins(session: AsyncSession, limit: int, *, featured: bool) -> l
     if featured:
         stmt = stmt.where(FEATURED)
     ids = await session.scalars(stmt.order_by(*ORDERS[BrowseSort.POPULAR]).limit(limit))
-    return await _with_developers(session, list(ids))
+    return await plugins_in_order(session, list(ids))
 
 
 async def listed_counts_by_category(session: AsyncSession) -> dict[str, int]:
