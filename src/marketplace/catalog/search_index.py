@@ -39,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.catalog.cache import GENERATION_SQL
 from marketplace.catalog.schemas import BrowseSort
+from marketplace.catalog.service import BrowseQuery, count_statement
 from marketplace.kit.pagination import Page
 from marketplace.models import Plugin, ReviewStatus
 
@@ -179,9 +180,6 @@ def rows_statement() -> Select[Any]:
     return select(*columns)
 
 
-LISTED_TOTAL = text("SELECT coalesce(sum(listed), 0) FROM catalog_listing_counts")
-
-
 def _value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
@@ -269,7 +267,10 @@ class SearchIndex:
             self._moved_to(0)
         if self._build_task is not None and not self._build_task.done():
             return
-        listed = int(await session.scalar(LISTED_TOTAL) or 0)
+        everything = BrowseQuery(
+            q=None, category=None, type=None, is_free=None, sort=BrowseSort.POPULAR
+        )
+        listed = int(await session.scalar(count_statement(everything)) or 0)
         self._build_task = asyncio.create_task(self._build())
         if listed <= INLINE_BUILD_LIMIT:
             await asyncio.shield(self._build_task)
