@@ -14,8 +14,13 @@ What is indexed: each listed plugin, as
   never asked for, q has no control characters). Whitespace inside a trigram is mapped to
   private-use characters first, since the whitespace tokenizer splits on it.
 - `short`: every 1- and 2-character substring of the same text, for q of 1-2 characters.
-- the facets (category, type, isFree) and one sort key per sort: a string whose byte order
-  is the SQL order of catalog.service.ORDERS, ties broken by id as there.
+- the facets (category, type, isFree) and two keys per sort: `key_<sort>`, a string whose
+  byte order is the SQL order of catalog.service.ORDERS, ties broken by id as there; and
+  `rank_<sort>`, a 64-bit number that never orders two plugins against that order but may
+  tie them. Tantivy turns every string key of the hits before a page into its text, so a
+  page ordered by strings costs its offset (8 ms at page 30); pages are ordered by the
+  number, and only plugins tying on it (rare: the number holds the sort value and the id's
+  first bytes) are put in order by their string keys (`_search`).
 
 Only listed plugins are in the index. Every process builds its own (shared-nothing, as the
 response cache is) and brings it up to the generation its request read by applying the
@@ -29,7 +34,7 @@ import logging
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import tantivy
@@ -59,6 +64,8 @@ TRIGRAM = 3
 GRAMS = "grams"
 SHORT = "short"
 PLUGIN_ID = "pid"
+U64 = (1 << 64) - 1
+EPOCH = datetime(1970, 1, 1)
 SEPARATOR = "\x00"  # before the id in every sort key; lower than any character of a name
 
 # Every whitespace character Python knows, each to its own character of plane 16's private
@@ -83,7 +90,7 @@ class Found:
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
-    builder.add_text_field(PLUGIN_ID, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(PLUGIN_ID, tokenizer_name="raw", index_option="basic", stored=True)
     builder.add_text_field(GRAMS, tokenizer_name="mkt_grams", index_option="position")
     builder.add_text_field(SHORT, tokenizer_name="mkt_short", index_option="basic")
     builder.add_text_field("category", tokenizer_name="raw", index_option="basic")
@@ -91,11 +98,16 @@ def _schema() -> tantivy.Schema:
     builder.add_boolean_field("is_free", indexed=True)
     for sort in BrowseSort:
         builder.add_text_field(_key_field(sort), fast=True, tokenizer_name="raw")
+        builder.add_unsigned_field(_rank_field(sort), fast=True, indexed=True)
     return builder.build()
 
 
 def _key_field(sort: BrowseSort) -> str:
     return f"key_{sort.value}"
+
+
+def _rank_field(sort: BrowseSort) -> str:
+    return f"rank_{sort.value}"
 
 
 def _new_index(schema: tantivy.Schema) -> tantivy.Index:
@@ -128,10 +140,18 @@ def _phrase(q: str) -> list[str | tuple[int, str]]:
     return [(offset, grams[offset]) for offset in offsets]
 
 
-def _timestamp(value: datetime) -> str:
+def _utc(value: datetime) -> datetime:
     if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.strftime("%Y%m%d%H%M%S%f")
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _timestamp(value: datetime) -> str:
+    return _utc(value).strftime("%Y%m%d%H%M%S%f")
+
+
+def _micros(value: datetime) -> int:
+    return (_utc(value) - EPOCH) // timedelta(microseconds=1)
 
 
 def _rating(rating_sum: int, rating_count: int) -> str:
@@ -152,6 +172,53 @@ def _sort_keys(row: Any) -> dict[BrowseSort, str]:
     }
 
 
+def _prefix(value: str, bits: int) -> int:
+    """The first `bits` bits of value's UTF-8: never out of the strings' byte order."""
+    return int.from_bytes(value.encode()[:8].ljust(8, b"\0"), "big") >> (64 - bits)
+
+
+def _ranks(row: Any) -> dict[BrowseSort, int]:
+    """One number per sort, in the order of `_sort_keys` (ties allowed, inversions never).
+    A part of the number is followed by the next part of the sort only while it is exact:
+    after a clamped or rounded part, two plugins that part ties could be ordered wrongly by
+    the next one."""
+    ranks: dict[BrowseSort, int] = {}
+    count = row.download_count
+    if count >= (1 << 32) - 1:
+        ranks[BrowseSort.POPULAR] = U64
+    else:
+        ranks[BrowseSort.POPULAR] = max(count, 0) << 32 | _prefix(row.id, 32)
+    for sort, stamp in ((BrowseSort.NEWEST, row.created_at), (BrowseSort.UPDATED, row.updated_at)):
+        micros = _micros(stamp)  # below 2^52 until the year 2112
+        if micros <= 0:
+            ranks[sort] = 0
+        elif micros >= (1 << 52) - 1:
+            ranks[sort] = U64
+        else:
+            ranks[sort] = micros << 12 | _prefix(row.id, 12)
+    ranks[BrowseSort.NAME] = _prefix(row.lower_name + SEPARATOR + row.id, 64)
+    ranks[BrowseSort.RATING] = _rating_rank(row)
+    return ranks
+
+
+def _rating_rank(row: Any) -> int:
+    """Rated plugins above the unrated (average 0.0, 0 ratings, so ordered by id). An
+    average in [1, 8) (ratings are 1-5) is exact in 54 bits: its exponent is 0, 1 or 2, then
+    its 52 bits of mantissa; the number of ratings follows, up to 255."""
+    count: int = row.rating_count
+    if count <= 0:
+        return _prefix(row.id, 63)
+    average = row.rating_sum * 1.0 / count
+    bits: int = struct.unpack(">Q", struct.pack(">d", average))[0]
+    if average >= 8.0:
+        return U64
+    if average < 1.0:
+        return 1 << 63 | bits  # below 2^62: under every average in [1, 8)
+    exponent = (bits >> 52) - 1023
+    exact = exponent << 52 | bits & ((1 << 52) - 1)
+    return 1 << 63 | 1 << 62 | exact << 8 | min(count, 255)
+
+
 def document(row: Any) -> tantivy.Document:
     parts = [row.plugin_key, row.name, row.name_zh, row.description, row.description_zh]
     tags = row.tags if isinstance(row.tags, list) else []
@@ -165,6 +232,8 @@ def document(row: Any) -> tantivy.Document:
     doc.add_boolean("is_free", bool(row.is_free))
     for sort, key in _sort_keys(row).items():
         doc.add_text(_key_field(sort), key)
+    for sort, rank in _ranks(row).items():
+        doc.add_unsigned(_rank_field(sort), rank)
     return doc
 
 
@@ -326,8 +395,8 @@ class SearchIndex:
             self._on_generation(generation)
 
 
-def _search(built: _Built, query: Any, page: Page) -> Found:
-    schema = built.schema
+def _matching(schema: tantivy.Schema, query: Any) -> tantivy.Query:
+    """q and the filters of a browse."""
     q = searchable(query.q)
     clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
     if len(q) == TRIGRAM:
@@ -350,19 +419,114 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
         clauses.append(
             (tantivy.Occur.Must, tantivy.Query.term_query(schema, "is_free", query.is_free))
         )
-    searcher = built.searcher
-    assert searcher is not None  # noqa: S101 - committed before it is used
+    return tantivy.Query.boolean_query(clauses)
+
+
+def _order(sort: BrowseSort) -> tantivy.Order:
+    return tantivy.Order.Desc if _DESCENDING[sort] else tantivy.Order.Asc
+
+
+def _by_key(
+    searcher: tantivy.Searcher,
+    tied: tantivy.Query,
+    sort: BrowseSort,
+    start: int,
+    take: int,
+    size: int,
+) -> list[str]:
+    """Ids at [start, start + take) of a run of `size` plugins tied on their rank, in the
+    exact order (the string keys). Tantivy reads the key of every hit up to the last one
+    as text, so a slice nearer the run's end is read from the end, in reverse."""
+    from_end = size - start - take
+    reverse = from_end < start
+    if reverse:
+        order = tantivy.Order.Asc if _DESCENDING[sort] else tantivy.Order.Desc
+    else:
+        order = _order(sort)
     result = searcher.search(
-        tantivy.Query.boolean_query(clauses),
-        limit=page.size,
-        offset=page.offset,
-        count=True,
-        order_by_field=_key_field(query.sort),
-        order=tantivy.Order.Desc if _DESCENDING[query.sort] else tantivy.Order.Asc,
+        tied,
+        limit=take,
+        offset=from_end if reverse else start,
+        count=False,
+        order_by_field=_key_field(sort),
+        order=order,
     )
     ids = [str(key).rsplit(SEPARATOR, 1)[1] for key, _address in result.hits]
-    # The count is there: count=True (the type stubs leave it out).
-    return Found(total=int(getattr(result, "count", 0) or 0), ids=ids)
+    return ids[::-1] if reverse else ids
+
+
+def _with(query: tantivy.Query, condition: tantivy.Query) -> tantivy.Query:
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, query), (tantivy.Occur.Must, condition)]
+    )
+
+
+def _ahead_of(schema: tantivy.Schema, sort: BrowseSort, rank: int) -> tantivy.Query:
+    """The plugins whose rank puts them before `rank`'s run."""
+    unsigned = tantivy.FieldType.Unsigned
+    if _DESCENDING[sort]:
+        return tantivy.Query.range_query(
+            schema, _rank_field(sort), unsigned, lower_bound=rank, include_lower=False
+        )
+    return tantivy.Query.range_query(
+        schema, _rank_field(sort), unsigned, upper_bound=rank, include_upper=False
+    )
+
+
+def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+    # limit=1: tantivy refuses a top-0 collector. The count is there: count=True (the type
+    # stubs leave it out).
+    return int(getattr(searcher.search(query, limit=1, count=True), "count", 0) or 0)
+
+
+def _search(built: _Built, query: Any, page: Page) -> Found:
+    """The total and the page, ordered by the rank numbers. The ranks put the plugins in
+    runs of equal numbers whose places are the exact order's; only the order inside a run
+    of several can differ from it, and a run can go on before or after the page. Those runs
+    are ordered by their string keys: of a run cut by the page's start, the hits before the
+    page are its count less those on it; of a run cut at both ends (a page inside a large
+    tie), the plugins ranked before the run are counted."""
+    searcher = built.searcher
+    assert searcher is not None  # noqa: S101 - committed before it is used
+    matching = _matching(built.schema, query)
+    sort = query.sort
+    start = max(page.offset - 1, 0)
+    lead = page.offset - start  # the hit before the page, when there is one
+    result = searcher.search(
+        matching,
+        limit=lead + page.size + 1,  # and the hit after it
+        offset=start,
+        count=True,
+        order_by_field=_rank_field(sort),
+        order=_order(sort),
+    )
+    total = int(getattr(result, "count", 0) or 0)  # count=True: see _count
+    hits: list[tuple[int, Any]] = [(int(rank), address) for rank, address in result.hits]
+    shown = hits[lead : lead + page.size]
+    before = hits[0][0] if lead and hits else None
+    after = hits[lead + page.size][0] if len(hits) > lead + page.size else None
+    runs: list[tuple[int, list[Any]]] = []
+    for rank, address in shown:
+        if runs and runs[-1][0] == rank:
+            runs[-1][1].append(address)
+        else:
+            runs.append((rank, [address]))
+    ids: list[str] = []
+    for number, (rank, addresses) in enumerate(runs):
+        cut_before = number == 0 and before == rank
+        cut_after = number == len(runs) - 1 and after == rank
+        if len(addresses) == 1 and not cut_before and not cut_after:
+            ids.append(str(searcher.doc(addresses[0]).get_first(PLUGIN_ID)))
+            continue
+        tied = _with(matching, tantivy.Query.term_query(built.schema, _rank_field(sort), rank))
+        size = _count(searcher, tied) if cut_before or cut_after else len(addresses)
+        if cut_before and cut_after:  # the page is inside the run: count what comes before
+            ahead = _count(searcher, _with(matching, _ahead_of(built.schema, sort, rank)))
+            return Found(total, _by_key(searcher, tied, sort, page.offset - ahead, page.size, size))
+        # Cut by the page's start, the run ends on the page; else it starts on it.
+        start = size - len(addresses) if cut_before else 0
+        ids.extend(_by_key(searcher, tied, sort, start, len(addresses), size))
+    return Found(total, ids)
 
 
 def search_index(app: FastAPI) -> SearchIndex | None:
