@@ -56,12 +56,19 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import mix
 from common import REPO, RESULTS, cli, free_port, machine, running
+
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.releases import release_record
+from marketplace.storage.base import blob_key
+from marketplace.trust.canonical import b64encode, canonical_json
+from marketplace.trust.keyring import KEYRING_FILE, Keyring
 
 INSTALL_WRK = "apt-get install -y wrk"
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -132,7 +139,7 @@ PLUGIN_COLUMNS = (
 )  # fmt: skip
 VERSION_COLUMNS = (
     "id", "plugin_id", "version", "changelog", "manifest", "distribution", "sha256", "size",
-    "blob_key", "is_latest", "review_status", "created_at",
+    "blob_key", "is_latest", "review_status", "created_at", "approved_at", "release",
 )  # fmt: skip
 
 
@@ -144,8 +151,15 @@ class Catalogue:
     download_id: str
 
 
-def make_catalogue(size: int, owner_id: str) -> Catalogue:
-    """size listed plugins, reproducible (seeded by the size); values as Python objects."""
+def make_catalogue(size: int, owner_id: str, keyring_file: Path) -> Catalogue:
+    """size listed plugins, reproducible (seeded by the size); values as Python objects.
+
+    Every version is approved with its signed release record (CONTRACT 11), signed by the
+    service's own keyring in its data folder, as approvals leave them: a version without
+    one (approved before records existed) is signed and stored by its first download, a
+    write a catalogue pays once, which the mix's downloads would otherwise all pay.
+    """
+    signing_key = Keyring(path=keyring_file).signing_key()
     rng = random.Random(size)
     now = datetime.now(UTC).replace(microsecond=0)
     plugins: list[tuple[Any, ...]] = []
@@ -183,13 +197,23 @@ def make_catalogue(size: int, owner_id: str) -> Catalogue:
             "config": {"endpoint": f"https://example.com/{key}"},
         }  # fmt: skip
         tarball = distribution == "tarball"
+        sha256 = secrets.token_hex(32) if tarball else None
+        size_bytes = 4096 if tarball else None
+        served = {"distribution": distribution, "manifest": manifest}
+        version = SimpleNamespace(version="1.0.0", sha256=sha256, size=size_bytes, **served)
+        record = release_record(PLUGINS, SimpleNamespace(plugin_key=key), version, created)
+        payload = canonical_json(record)
+        release = {
+            "keyId": signing_key.key_id,
+            "payload": b64encode(payload),
+            "signature": b64encode(signing_key.private.sign(payload)),
+        }
         versions.append(
             (
                 str(uuid.UUID(int=rng.getrandbits(128), version=4)), plugin_id, "1.0.0",
-                "first release", manifest, distribution,
-                secrets.token_hex(32) if tarball else None, 4096 if tarball else None,
-                f"plugins/{plugin_id}/1.0.0.tar.gz" if tarball else None,
-                True, "approved", created,
+                "first release", manifest, distribution, sha256, size_bytes,
+                blob_key(sha256) if sha256 else None,  # content-addressed, as uploads are
+                True, "approved", created, created, release,
             )
         )  # fmt: skip
     middle = size // 2
@@ -216,12 +240,12 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({names}) VALUES ({marks})"  # noqa: S608 - constant names
 
 
-def seed_sqlite(path: Path, size: int) -> Catalogue:
+def seed_sqlite(path: Path, size: int, keyring_file: Path) -> Catalogue:
     """Insert the catalogue with one executemany per table."""
     conn = sqlite3.connect(path, timeout=30)
     try:
         owner = conn.execute("SELECT id FROM users WHERE email = ?", (DEV_EMAIL,)).fetchone()[0]
-        catalogue = make_catalogue(size, owner)
+        catalogue = make_catalogue(size, owner, keyring_file)
         with conn:  # one transaction
             conn.executemany(
                 _insert_sql("plugins", PLUGIN_COLUMNS),
@@ -267,14 +291,14 @@ REBUILD_LISTING_COUNTS = (
 )
 
 
-async def seed_postgres(dsn: str, size: int) -> Catalogue:
+async def seed_postgres(dsn: str, size: int, keyring_file: Path) -> Catalogue:
     """COPY the catalogue in (search_text and the GIN indexes follow), then ANALYZE."""
     import asyncpg
 
     conn = await asyncpg.connect(dsn, timeout=10)
     try:
         owner = await conn.fetchval("SELECT id FROM users WHERE email = $1", DEV_EMAIL)
-        catalogue = make_catalogue(size, owner)
+        catalogue = make_catalogue(size, owner, keyring_file)
 
         def pg(row: tuple[Any, ...]) -> tuple[Any, ...]:
             return tuple(
@@ -632,10 +656,10 @@ def run_size(
         start = time.perf_counter()
         if database == "postgres":
             where = f"postgresql://{PG_HOST}/{name}"
-            catalogue = asyncio.run(seed_postgres(where, size))
+            catalogue = asyncio.run(seed_postgres(where, size, data_dir / KEYRING_FILE))
         else:
             where = str(data_dir / "marketplace.db")
-            catalogue = seed_sqlite(data_dir / "marketplace.db", size)
+            catalogue = seed_sqlite(data_dir / "marketplace.db", size, data_dir / KEYRING_FILE)
         detail_id, download_id = catalogue.detail_id, catalogue.download_id
         result = SizeResult(size=size, seed_seconds=time.perf_counter() - start)
         print(f"  seeded in {result.seed_seconds:.1f} s", flush=True)
