@@ -170,3 +170,23 @@ def test_path_ids_list_their_not_found_code(document: dict[str, Any]) -> None:
 def test_the_generic_4xx_stays_for_what_no_operation_declares(document: dict[str, Any]) -> None:
     operation = document["paths"]["/api/v1/plugins/browse"]["get"]
     assert operation["responses"]["4XX"]["content"]["application/json"]["schema"] == ENVELOPE
+
+
+def test_optional_json_bodies_are_documented_as_objects_not_null(
+    document: dict[str, Any],
+) -> None:
+    # A `null` body is refused (400) like any non-object, so no schema may offer it.
+    bodies = [
+        (path, method, operation["requestBody"]["content"]["application/json"]["schema"])
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if "application/json" in operation.get("requestBody", {}).get("content", {})
+    ]
+    assert bodies
+    for path, method, schema in bodies:
+        assert {"type": "null"} not in schema.get("anyOf", []), (method, path)
+    purchase = document["paths"]["/api/v1/plugins/purchase/{plugin_id}"]["post"]
+    assert purchase["requestBody"].get("required", False) is False
+    assert purchase["requestBody"]["content"]["application/json"]["schema"]["$ref"] == (
+        "#/components/schemas/PurchaseIn"
+    )

@@ -39,6 +39,7 @@ from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.methods import AllowedMethodsMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
+from marketplace.kit.routing import install_object_bodies_in_openapi
 from marketplace.kit.tempfiles import remove_abandoned
 from marketplace.migrate import head_revision
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
@@ -107,6 +108,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_purchase_states(app, purchase_states, caller_purchase_states)
 
     install_error_handlers(app)
+    # The public reads first: routes are tried in order, and these are most of the traffic.
+    app.include_router(revocations_router)  # before any /api/v1/plugins/{...} route
+    app.include_router(catalog_router)
+    app.include_router(commerce_router)
     app.include_router(auth_router)
     app.include_router(token_router)
     app.include_router(developer_router)
@@ -119,14 +124,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scenario_developer_router)
     app.include_router(scenario_admin_router)
     app.include_router(scenario_public_router)
-    app.include_router(revocations_router)  # before any /api/v1/plugins/{...} route
     app.include_router(limits_router)
-    app.include_router(catalog_router)
-    app.include_router(commerce_router)
     app.include_router(console_router)
     _add_operations_routes(app)
     install_optional_auth_in_openapi(app)
     install_error_codes_in_openapi(app)
+    install_object_bodies_in_openapi(app)
 
     # The last added is outermost: console headers wrap request context wraps rate limiting
     # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the app.

@@ -396,3 +396,20 @@ async def test_declined_payment_is_402_and_records_nothing(
     plugin = await factory.plugin(is_free=False)
     err(await buy(client, user, plugin.id, key="declined"), 402, "PLUGIN_NOT_PURCHASED")
     assert await purchases_of(sessionmaker, user) == []
+
+
+async def test_purchase_without_a_body_buys_and_a_null_body_is_400_buying_nothing(
+    client: httpx.AsyncClient, factory: Factory, sessionmaker
+) -> None:
+    # The body is optional (no idempotencyKey) but, when sent, must be an object: OpenAPI
+    # documents it so (test_openapi_errors), and a JSON null is refused before any charge.
+    user = await factory.user()
+    plugin = await factory.plugin(is_free=False, price="3.00")
+    headers = {**user.headers, "Content-Type": "application/json"}
+    refused = await client.post(f"{API}/purchase/{plugin.id}", content=b"null", headers=headers)
+    error = err(refused, 400, "VALIDATION_FAILED")
+    assert field_names(error) == {"body"}
+    assert await purchases_of(sessionmaker, user) == []
+    data = ok(await client.post(f"{API}/purchase/{plugin.id}", headers=user.headers), 201)
+    [row] = await purchases_of(sessionmaker, user)
+    assert (row.id, row.status) == (data["id"], "paid")

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.routing import APIRoute
 from starlette.requests import ClientDisconnect
 
@@ -102,3 +102,35 @@ def api_router(**kwargs: Any) -> APIRouter:
     # `/browse/` is an unknown path (404 in the envelope), not a 307 to `/browse`.
     kwargs.setdefault("redirect_slashes", False)
     return APIRouter(**kwargs)
+
+
+def install_object_bodies_in_openapi(app: FastAPI) -> None:
+    """Wrap `app.openapi` so that an optional JSON body is documented as what it is: an
+    object, or no body at all (`required: false`). FastAPI writes `Model | None` as
+    "the object or null", but a `null` body is refused like any non-object (above)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        for item in document.get("paths", {}).values():
+            for operation in item.values():
+                body = operation.get("requestBody", {}) if isinstance(operation, dict) else {}
+                media = body.get("content", {}).get("application/json")
+                if media is not None:
+                    media["schema"] = _without_null(media.get("schema", {}))
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    choices = schema.get("anyOf")
+    if not isinstance(choices, list) or {"type": "null"} not in choices:
+        return schema
+    kept = [choice for choice in choices if choice != {"type": "null"}]
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    if len(kept) == 1:
+        return {**kept[0], **rest}
+    return {**rest, "anyOf": kept}
