@@ -51,7 +51,8 @@ def _catalogue(seed: int, size: int) -> list[Row]:
     """Plugins crowded onto few values: ids sharing their first bytes, equal counts,
     timestamps and averages, names with one prefix, values past the ranks' ranges."""
     chooser = random.Random(seed)  # noqa: S311 - reproducible test data, not a secret
-    prefixes = ["0000", "0000", "00ff", "ffff", "7a7a"]
+    # Six equal characters tie the ids' rank bits; "zz" and "A0" are not lower-case hex.
+    prefixes = ["000000", "000000", "00ffff", "ffffff", "7a7a7a", "zz", "A0A0A0"]
     counts = [0, 0, 0, 1, 5, (1 << 32) - 1, (1 << 32) + 7, 1 << 40]
     stamps = [
         BASE,
@@ -130,7 +131,11 @@ def test_rank_pages_equal_the_exact_order(seed: int) -> None:
 
 def test_ranks_never_order_against_the_string_keys() -> None:
     rows = _catalogue(7, 400)
-    for sort in BrowseSort:
+    odd_ids = ["", "0", "00-", "0A", "g", "9:", "é", "-", "~", "ab", "0a0a0a0a", "a/b"]
+    for number, (row, odd) in enumerate(zip(_catalogue(8, 48), odd_ids * 4, strict=True)):
+        row.id = odd + "~" * (number % 3)  # ids of any shape, some of them equal
+        rows.append(row)
+    for sort in index_module.RANKED:
         pairs = sorted(
             (index_module._sort_keys(row)[sort].encode(), index_module._ranks(row)[sort])
             for row in rows

@@ -14,13 +14,13 @@ What is indexed: each listed plugin, as
   never asked for, q has no control characters). Whitespace inside a trigram is mapped to
   private-use characters first, since the whitespace tokenizer splits on it.
 - `short`: every 1- and 2-character substring of the same text, for q of 1-2 characters.
-- the facets (category, type, isFree) and two keys per sort: `key_<sort>`, a string whose
+- the facets (category, type, isFree) and one key per sort: `key_<sort>`, a string whose
   byte order is the SQL order of catalog.service.ORDERS, ties broken by id as there; and
-  `rank_<sort>`, a 64-bit number that never orders two plugins against that order but may
-  tie them. Tantivy turns every string key of the hits before a page into its text, so a
-  page ordered by strings costs its offset (8 ms at page 30); pages are ordered by the
-  number, and only plugins tying on it (rare: the number holds the sort value and the id's
-  first bytes) are put in order by their string keys (`_search`).
+  for popular, newest and updated `rank_<sort>`, a 64-bit number that never orders two
+  plugins against that order but may tie them. Tantivy turns every string key of the hits
+  before a page into its text, so a page ordered by strings costs its offset (8 ms at page
+  30); those pages are ordered by the number, and only plugins tying on it (rare: it holds
+  the sort value and the id's first characters) are put in order by their string keys.
 
 Only listed plugins are in the index. Every process builds its own (shared-nothing, as the
 response cache is) and brings it up to the generation its request read by applying the
@@ -98,6 +98,7 @@ def _schema() -> tantivy.Schema:
     builder.add_boolean_field("is_free", indexed=True)
     for sort in BrowseSort:
         builder.add_text_field(_key_field(sort), fast=True, tokenizer_name="raw")
+    for sort in RANKED:
         builder.add_unsigned_field(_rank_field(sort), fast=True, indexed=True)
     return builder.build()
 
@@ -172,22 +173,50 @@ def _sort_keys(row: Any) -> dict[BrowseSort, str]:
     }
 
 
-def _prefix(value: str, bits: int) -> int:
-    """The first `bits` bits of value's UTF-8: never out of the strings' byte order."""
-    return int.from_bytes(value.encode()[:8].ljust(8, b"\0"), "big") >> (64 - bits)
+# Sorts whose order is a rank number first (see _ranks): their values rarely tie. Names
+# share long prefixes and ratings cluster (many plugins with one 5-star rating), so those
+# two are ordered by their string keys at once.
+RANKED = (BrowseSort.POPULAR, BrowseSort.NEWEST, BrowseSort.UPDATED)
+_ID_CHAR_BITS = 5
+
+
+def _id_code(char: str) -> tuple[int, bool]:
+    """A 5-bit code in the characters' order, exact for the lower-case hex digits of ids
+    (so 6 characters carry 24 bits of a uuid4's randomness); any other character gets the
+    code of the gap it falls in and is not exact."""
+    if "0" <= char <= "9":
+        return 1 + ord(char) - ord("0"), True
+    if "a" <= char <= "f":
+        return 12 + ord(char) - ord("a"), True
+    if char < "0":
+        return 0, False
+    return (11, False) if char < "a" else (18, False)
+
+
+def _id_bits(plugin_id: str, bits: int) -> int:
+    """The id's first characters as a number of `bits` bits, never out of the ids' order;
+    after an inexact character nothing more is added (it could order two ids wrongly)."""
+    value = 0
+    used = 0
+    for char in plugin_id[: bits // _ID_CHAR_BITS]:
+        code, exact = _id_code(char)
+        value = value << _ID_CHAR_BITS | code
+        used += _ID_CHAR_BITS
+        if not exact:
+            break
+    return value << (bits - used)
 
 
 def _ranks(row: Any) -> dict[BrowseSort, int]:
-    """One number per sort, in the order of `_sort_keys` (ties allowed, inversions never).
-    A part of the number is followed by the next part of the sort only while it is exact:
-    after a clamped or rounded part, two plugins that part ties could be ordered wrongly by
-    the next one."""
+    """One number per ranked sort, in the order of `_sort_keys` (ties allowed, inversions
+    never). A part of the number is followed by the next part of the sort only while it is
+    exact: after a clamped part, two plugins it ties could be ordered wrongly by the next."""
     ranks: dict[BrowseSort, int] = {}
     count = row.download_count
     if count >= (1 << 32) - 1:
         ranks[BrowseSort.POPULAR] = U64
     else:
-        ranks[BrowseSort.POPULAR] = max(count, 0) << 32 | _prefix(row.id, 32)
+        ranks[BrowseSort.POPULAR] = max(count, 0) << 32 | _id_bits(row.id, 32)
     for sort, stamp in ((BrowseSort.NEWEST, row.created_at), (BrowseSort.UPDATED, row.updated_at)):
         micros = _micros(stamp)  # below 2^52 until the year 2112
         if micros <= 0:
@@ -195,28 +224,8 @@ def _ranks(row: Any) -> dict[BrowseSort, int]:
         elif micros >= (1 << 52) - 1:
             ranks[sort] = U64
         else:
-            ranks[sort] = micros << 12 | _prefix(row.id, 12)
-    ranks[BrowseSort.NAME] = _prefix(row.lower_name + SEPARATOR + row.id, 64)
-    ranks[BrowseSort.RATING] = _rating_rank(row)
+            ranks[sort] = micros << 12 | _id_bits(row.id, 12)
     return ranks
-
-
-def _rating_rank(row: Any) -> int:
-    """Rated plugins above the unrated (average 0.0, 0 ratings, so ordered by id). An
-    average in [1, 8) (ratings are 1-5) is exact in 54 bits: its exponent is 0, 1 or 2, then
-    its 52 bits of mantissa; the number of ratings follows, up to 255."""
-    count: int = row.rating_count
-    if count <= 0:
-        return _prefix(row.id, 63)
-    average = row.rating_sum * 1.0 / count
-    bits: int = struct.unpack(">Q", struct.pack(">d", average))[0]
-    if average >= 8.0:
-        return U64
-    if average < 1.0:
-        return 1 << 63 | bits  # below 2^62: under every average in [1, 8)
-    exponent = (bits >> 52) - 1023
-    exact = exponent << 52 | bits & ((1 << 52) - 1)
-    return 1 << 63 | 1 << 62 | exact << 8 | min(count, 255)
 
 
 def document(row: Any) -> tantivy.Document:
@@ -479,6 +488,21 @@ def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     return int(getattr(searcher.search(query, limit=1, count=True), "count", 0) or 0)
 
 
+def _by_key_search(
+    searcher: tantivy.Searcher, matching: tantivy.Query, sort: BrowseSort, page: Page
+) -> Found:
+    result = searcher.search(
+        matching,
+        limit=page.size,
+        offset=page.offset,
+        count=True,
+        order_by_field=_key_field(sort),
+        order=_order(sort),
+    )
+    ids = [str(key).rsplit(SEPARATOR, 1)[1] for key, _address in result.hits]
+    return Found(int(getattr(result, "count", 0) or 0), ids)  # count=True: see _count
+
+
 def _search(built: _Built, query: Any, page: Page) -> Found:
     """The total and the page, ordered by the rank numbers. The ranks put the plugins in
     runs of equal numbers whose places are the exact order's; only the order inside a run
@@ -490,6 +514,8 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
     assert searcher is not None  # noqa: S101 - committed before it is used
     matching = _matching(built.schema, query)
     sort = query.sort
+    if sort not in RANKED:
+        return _by_key_search(searcher, matching, sort, page)
     start = max(page.offset - 1, 0)
     lead = page.offset - start  # the hit before the page, when there is one
     result = searcher.search(
