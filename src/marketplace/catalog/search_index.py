@@ -57,7 +57,9 @@ KEPT_GENERATIONS = 90_000
 INLINE_BUILD_LIMIT = 2_000
 BUILD_BATCH = 2_000
 CHANGE_BATCH = 500
-BUILD_HEAP_BYTES = 256 * 1024 * 1024
+# One segment for up to about 1.5 million plugins (see finish_build); the arena takes what
+# the documents need, not the whole budget (1,000,000 plugins: about 2 GB while building).
+BUILD_HEAP_BYTES = 3 * 1024 * 1024 * 1024
 UPDATE_HEAP_BYTES = 32 * 1024 * 1024
 TRIGRAM = 3
 
@@ -293,8 +295,13 @@ class _Built:
 
     def finish_build(self) -> None:
         self.commit()
-        # Later commits carry a few changed plugins: a smaller writer is enough.
+        # The commit starts merging the segments the build wrote (one per heap's worth); a
+        # search reads every segment, and a sort by a string key turns each segment's top
+        # hits into text (13 segments made page 30 of a 100,000 catalogue 54 ms, not 8).
         self.writer.wait_merging_threads()
+        self.index.reload()
+        self.searcher = self.index.searcher()
+        # Later commits carry a few changed plugins: a smaller writer is enough.
         self.writer = self.index.writer(UPDATE_HEAP_BYTES, 1)
 
 
