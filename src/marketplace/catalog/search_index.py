@@ -442,33 +442,37 @@ def _order(sort: BrowseSort) -> tantivy.Order:
     return tantivy.Order.Desc if _DESCENDING[sort] else tantivy.Order.Asc
 
 
+def _key_ids(result: Any) -> list[str]:
+    """The ids of hits ordered by a string key (each key ends with its plugin's id)."""
+    return [str(key).rsplit(SEPARATOR, 1)[1] for key, _address in result.hits]
+
+
+def _total(result: Any) -> int:
+    # Searched with count=True, so the count is there (the type stubs leave it out).
+    return int(getattr(result, "count", 0) or 0)
+
+
 def _by_key(
     searcher: tantivy.Searcher,
-    tied: tantivy.Query,
+    query: tantivy.Query,
     sort: BrowseSort,
-    start: int,
+    skip: int,
     take: int,
-    size: int,
+    *,
+    from_end: bool = False,
 ) -> list[str]:
-    """Ids at [start, start + take) of a run of `size` plugins tied on their rank, in the
-    exact order (the string keys). Tantivy reads the key of every hit up to the last one
-    as text, so a slice nearer the run's end is read from the end, in reverse."""
-    from_end = size - start - take
-    reverse = from_end < start
-    if reverse:
-        order = tantivy.Order.Asc if _DESCENDING[sort] else tantivy.Order.Desc
-    else:
-        order = _order(sort)
+    """Ids in the exact order (the string keys), `take` after the first `skip`; from_end
+    counts `skip` from the last hit instead and returns them in order. Tantivy reads the
+    key of every hit up to the last one asked for as text, so a slice near the end is
+    cheaper read from there."""
+    order = _order(sort)
+    if from_end:
+        order = tantivy.Order.Asc if order == tantivy.Order.Desc else tantivy.Order.Desc
     result = searcher.search(
-        tied,
-        limit=take,
-        offset=from_end if reverse else start,
-        count=False,
-        order_by_field=_key_field(sort),
-        order=order,
+        query, limit=take, offset=skip, count=False, order_by_field=_key_field(sort), order=order
     )
-    ids = [str(key).rsplit(SEPARATOR, 1)[1] for key, _address in result.hits]
-    return ids[::-1] if reverse else ids
+    ids = _key_ids(result)
+    return ids[::-1] if from_end else ids
 
 
 def _with(query: tantivy.Query, condition: tantivy.Query) -> tantivy.Query:
@@ -490,9 +494,8 @@ def _ahead_of(schema: tantivy.Schema, sort: BrowseSort, rank: int) -> tantivy.Qu
 
 
 def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
-    # limit=1: tantivy refuses a top-0 collector. The count is there: count=True (the type
-    # stubs leave it out).
-    return int(getattr(searcher.search(query, limit=1, count=True), "count", 0) or 0)
+    # limit=1: tantivy refuses a top-0 collector.
+    return _total(searcher.search(query, limit=1, count=True))
 
 
 def _by_key_search(
@@ -506,17 +509,17 @@ def _by_key_search(
         order_by_field=_key_field(sort),
         order=_order(sort),
     )
-    ids = [str(key).rsplit(SEPARATOR, 1)[1] for key, _address in result.hits]
-    return Found(int(getattr(result, "count", 0) or 0), ids)  # count=True: see _count
+    return Found(_total(result), _key_ids(result))
 
 
 def _search(built: _Built, query: Any, page: Page) -> Found:
-    """The total and the page, ordered by the rank numbers. The ranks put the plugins in
-    runs of equal numbers whose places are the exact order's; only the order inside a run
-    of several can differ from it, and a run can go on before or after the page. Those runs
-    are ordered by their string keys: of a run cut by the page's start, the hits before the
-    page are its count less those on it; of a run cut at both ends (a page inside a large
-    tie), the plugins ranked before the run are counted."""
+    """The total and the page. Ranked sorts are ordered by the rank numbers: they put the
+    plugins in runs of equal numbers whose places are the exact order's; only the order
+    inside a run of several can differ from it, and a run can go on before or after the
+    page. Those runs are ordered by their string keys: a run cut by the page's start ends
+    on the page (its last members, read from its end), one cut by the page's end starts on
+    it, and for one cut at both ends (a page inside a large tie) the plugins ranked before
+    it are counted. Name and rating are ordered by their string keys alone."""
     searcher = built.searcher
     assert searcher is not None  # noqa: S101 - committed before it is used
     matching = _matching(built.schema, query)
@@ -533,7 +536,7 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
         order_by_field=_rank_field(sort),
         order=_order(sort),
     )
-    total = int(getattr(result, "count", 0) or 0)  # count=True: see _count
+    total = _total(result)
     hits: list[tuple[int, Any]] = [(int(rank), address) for rank, address in result.hits]
     shown = hits[lead : lead + page.size]
     before = hits[0][0] if lead and hits else None
@@ -552,13 +555,18 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
             ids.append(str(searcher.doc(addresses[0]).get_first(PLUGIN_ID)))
             continue
         tied = _with(matching, tantivy.Query.term_query(built.schema, _rank_field(sort), rank))
-        size = _count(searcher, tied) if cut_before or cut_after else len(addresses)
-        if cut_before and cut_after:  # the page is inside the run: count what comes before
+        if cut_before and cut_after:  # the page is inside the run
             ahead = _count(searcher, _with(matching, _ahead_of(built.schema, sort, rank)))
-            return Found(total, _by_key(searcher, tied, sort, page.offset - ahead, page.size, size))
-        # Cut by the page's start, the run ends on the page; else it starts on it.
-        start = size - len(addresses) if cut_before else 0
-        ids.extend(_by_key(searcher, tied, sort, start, len(addresses), size))
+            skip = page.offset - ahead
+            after_page = _count(searcher, tied) - skip - page.size
+            if after_page < skip:
+                page_ids = _by_key(searcher, tied, sort, after_page, page.size, from_end=True)
+            else:
+                page_ids = _by_key(searcher, tied, sort, skip, page.size)
+            return Found(total, page_ids)
+        # Cut by the page's start, the run ends on the page: its last members. Else it
+        # starts on the page: its first ones.
+        ids.extend(_by_key(searcher, tied, sort, 0, len(addresses), from_end=cut_before))
     return Found(total, ids)
 
 
