@@ -11,9 +11,13 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(RUN_STAMP): requirements.lock pyproject.toml | $(VENV)/bin/python
+# The service, then the client package (client/: the author's and user's tool) whose
+# `marketplace` command the service adds its commands to. In that order: reinstalling a
+# service installed before the split removes the `marketplace` script it used to own.
+$(RUN_STAMP): requirements.lock pyproject.toml client/pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ./client
 	touch $@
 
 $(STAMP): requirements-dev.lock $(RUN_STAMP)
@@ -34,8 +38,8 @@ PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 HIDE_PASSWORD := sed -E 's|(://[^:/@]*):[^@]*@|\1:***@|'
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src client tests bench
+	$(BIN)/ruff format --check src client tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	@$(MAKE) --no-print-directory test-sqlite
@@ -69,21 +73,22 @@ test-faults: $(STAMP)
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src client tests bench
+	$(BIN)/ruff format --check src client tests bench
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 fmt: $(STAMP)
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src client tests bench
+	$(BIN)/ruff check --fix src client tests bench
 
 # Regenerates the hash-checked locks (needs uv: `pip install uv`).
 lock:
 	uv pip compile --python-version 3.11 --generate-hashes --no-header --quiet requirements.in -o requirements.lock
 	uv pip compile --python-version 3.11 --generate-hashes --no-header --quiet requirements-dev.in -o requirements-dev.lock
+	cd client && uv pip compile --python-version 3.11 --generate-hashes --no-header --quiet requirements.in -o requirements.lock
 
 bench-upload: $(STAMP)
 	$(BIN)/python bench/bench_upload.py

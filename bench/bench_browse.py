@@ -67,8 +67,8 @@ from common import REPO, RESULTS, cli, free_port, machine, running
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.releases import release_record
 from marketplace.storage.base import blob_key
-from marketplace.trust.canonical import b64encode, canonical_json
 from marketplace.trust.keyring import KEYRING_FILE, Keyring
+from marketplace_rules.canonical import b64encode, canonical_json
 
 INSTALL_WRK = "apt-get install -y wrk"
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -664,7 +664,7 @@ def run_size(
         result = SizeResult(size=size, seed_seconds=time.perf_counter() - start)
         print(f"  seeded in {result.seed_seconds:.1f} s", flush=True)
 
-        serve = ["taskset", "-c", SERVICE_CORE, sys.executable, "-m", "marketplace.cli.main"]
+        serve = ["taskset", "-c", SERVICE_CORE, sys.executable, "-m", "marketplace_client.main"]
         serve += ["serve", "--port", str(port)]
         stack.enter_context(running(serve, env, url, work / f"server-{database}-{size}.log"))
         login = {"email": USER_EMAIL, "password": PASSWORD}

@@ -363,7 +363,7 @@ def bench(runs: int, payload_bytes: int, client_kind: str, work: Path) -> Result
     port, drain_port = free_port(), free_port()
     env = server_env(work / "data", port, max_package_mb)
     url, drain_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{drain_port}"
-    serve = [sys.executable, "-m", "marketplace.cli.main", "serve", "--port", str(port)]
+    serve = [sys.executable, "-m", "marketplace_client.main", "serve", "--port", str(port)]
     drain = [sys.executable, "-c", DRAIN_SERVER, str(drain_port)]
     with (
         running(serve, env, url, work / "server.log") as server,

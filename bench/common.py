@@ -31,7 +31,7 @@ def free_port() -> int:
 
 def cli(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "marketplace.cli.main", *args],
+        [sys.executable, "-m", "marketplace_client.main", *args],
         env=env,
         capture_output=True,
         text=True,

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from marketplace.rules.limits import (
+from marketplace_rules.limits import (
     ICON_MAX_BYTES,
     KIB,
     MIB,

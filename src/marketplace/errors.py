@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marketplace.rules.limits import ICON_MAX_BYTES, KIB
+from marketplace_rules.limits import ICON_MAX_BYTES, KIB
 
 
 class AppError(Exception):

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from marketplace.cli.context import Runtime
-from marketplace.cli.main import app
+from marketplace_client.context import Runtime
+from marketplace_client.main import app
 
 from .fake_api import FakeApi
 from .helpers import BACKEND, TOKEN, Invoke

@@ -7,8 +7,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from marketplace.trust.canonical import b64encode, canonical_json
 from marketplace.trust.keyring import key_id_of, public_raw
+from marketplace_rules.canonical import b64encode, canonical_json
 
 from .fake_api import FakeApi
 

@@ -6,8 +6,8 @@ import io
 import httpx
 import pytest
 
-from marketplace.cli.api import ApiClient, ApiError
-from marketplace.cli.errors import CliError
+from marketplace_client.api import ApiClient, ApiError
+from marketplace_client.errors import CliError
 
 from .fake_api import FakeApi, envelope, error
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from marketplace.cli.pack import pack
+from marketplace_client.pack import pack
 
 from .fake_api import FakeApi, envelope, error
 from .helpers import Invoke, as_admin, as_developer, make_plugin, stdout_json

@@ -10,7 +10,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from marketplace.cli.main import app
+from marketplace_client.main import app
 
 # Typer's Python type names in place of value names: what the help must not show.
 TYPE_NAMES = re.compile(r"<(bool|str|int|float|path|dir|file|datetime|list\[[^>]*\])>")

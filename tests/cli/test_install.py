@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from marketplace.cli import install as install_module
+from marketplace_client import install as install_module
 
 from .fake_api import FakeApi, error
 from .helpers import Invoke, base_manifest, file_mode, stdout_json

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from click.testing import Result
 
-from marketplace.cli.trust import KeyPins, verify_signed_record
+from marketplace_client.trust import KeyPins, verify_signed_record
 
 from .fake_api import FakeApi
 from .helpers import BACKEND, Invoke, base_manifest, stdout_json
@@ -370,7 +370,7 @@ def test_verify_signed_record_returns_the_payload_bytes(
     fake: FakeApi, signer: FakeSigner, tmp_path: Path
 ) -> None:
     """The API `marketplace audit` reuses for the revocation list."""
-    from marketplace.cli.api import ApiClient
+    from marketplace_client.api import ApiClient
 
     fake.ok("GET", KEYS, signer.listing())
     record = signer.sign({"issuedAt": "2026-11-24T00:00:00Z", "items": []})

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from marketplace.cli.main import app
 from marketplace.config import get_settings
 from marketplace.trust.keyring import Keyring, dump_keyring, new_key, parse_keyring
+from marketplace_client.main import app
 
 from .helpers import stdout_json
 

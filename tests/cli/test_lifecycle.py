@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from marketplace.cli.registry import load_registry, registry_locked
+from marketplace_client.registry import load_registry, registry_locked
 
 from .fake_api import FakeApi
 from .helpers import Invoke, base_manifest, file_mode, stdout_json
@@ -371,7 +371,7 @@ def test_a_failed_registration_puts_the_earlier_secrets_back(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device", str(root / "registry.json"))
 
-    monkeypatch.setattr("marketplace.cli.install.register_plugin", broken)
+    monkeypatch.setattr("marketplace_client.install.register_plugin", broken)
     again = invoke(["install", KEY, "--dir", str(root), "--config", "API_KEY=sk-new-999"])
 
     assert again.exit_code == 1

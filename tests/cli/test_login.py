@@ -6,14 +6,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from marketplace.cli.config import (
+from marketplace_client.config import (
     CredentialStore,
     config_dir,
     normalize_backend,
     plugins_dir,
     resolve_credentials,
 )
-from marketplace.cli.errors import CliError
+from marketplace_client.errors import CliError
 
 from .fake_api import FakeApi, envelope, error
 from .helpers import BACKEND, Invoke, file_mode, stdout_json

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from marketplace.cli.errors import ManifestInvalid
-from marketplace.cli.manifest_check import (
+from marketplace_client.errors import ManifestInvalid
+from marketplace_client.manifest_check import (
     check_manifest,
     check_mcp_declaration,
     check_plugin_key,
@@ -19,7 +19,7 @@ from marketplace.cli.manifest_check import (
     read_manifest,
     safe_relative,
 )
-from marketplace.rules.findings import Code, Finding
+from marketplace_rules.findings import Code, Finding
 
 from .fake_api import FakeApi
 from .helpers import Invoke, base_manifest, make_plugin

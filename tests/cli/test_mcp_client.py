@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from marketplace.cli import mcp_client, mcp_sdk
-from marketplace.cli.mcp_client import McpError, probe_stdio
+from marketplace_client import mcp_client, mcp_sdk
+from marketplace_client.mcp_client import McpError, probe_stdio
 
 from .fake_api import FakeApi
 from .helpers import Invoke, base_manifest, stdout_json

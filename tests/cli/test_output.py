@@ -6,8 +6,8 @@ import pytest
 import typer
 from rich.console import Console
 
-from marketplace.cli.errors import CliError, ManifestInvalid
-from marketplace.cli.output import LARGE_BYTES, Output, reporting_errors
+from marketplace_client.errors import CliError, ManifestInvalid
+from marketplace_client.output import LARGE_BYTES, Output, reporting_errors
 
 
 def terminal_output() -> tuple[Output, io.StringIO]:

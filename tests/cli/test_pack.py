@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from marketplace.cli.pack import (
+from marketplace_client.pack import (
     PackError,
     collect,
     listing,
@@ -360,7 +360,7 @@ def test_an_unreadable_file_is_an_error_line_not_a_traceback(
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(secret))
 
-    monkeypatch.setattr("marketplace.cli.pack.tarfile.TarFile.addfile", refuse)
+    monkeypatch.setattr("marketplace_client.pack.tarfile.TarFile.addfile", refuse)
 
     result = invoke(["publish", str(directory), "--skip-upload"], auth=False)
 
@@ -389,7 +389,7 @@ def test_more_files_than_the_service_takes_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     directory = make_plugin(tmp_path / "src", files={"a.js": "a", "b.js": "b"})
-    monkeypatch.setattr("marketplace.cli.pack.ARCHIVE_MAX_MEMBERS", 3)
+    monkeypatch.setattr("marketplace_client.pack.ARCHIVE_MAX_MEMBERS", 3)
 
     with pytest.raises(PackError, match="holds 4 files to pack, over the service's limit of 3"):
         select(directory)

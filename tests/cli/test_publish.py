@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from marketplace.cli.pack import pack
+from marketplace_client.pack import pack
 
 from .fake_api import FakeApi, error
 from .helpers import (

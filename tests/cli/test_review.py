@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from marketplace.cli import review_view
-from marketplace.cli.review_view import columns, format_age, format_size
+from marketplace_client import review_view
+from marketplace_client.review_view import columns, format_age, format_size
 
 from .fake_api import FakeApi, envelope, error
 from .helpers import Invoke, stdout_json
@@ -27,7 +27,7 @@ VID = "11111111-1111-4111-8111-111111111111"
 @pytest.fixture(autouse=True)
 def frozen_now(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(review_view, "utcnow", lambda: NOW)
-    monkeypatch.setattr("marketplace.cli.review.utcnow", lambda: NOW)
+    monkeypatch.setattr("marketplace_client.review.utcnow", lambda: NOW)
 
 
 def ago(**delta: float) -> str:

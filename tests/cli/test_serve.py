@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from marketplace.cli.main import app
 from marketplace.config import get_settings
 from marketplace.observability import stdlib_formatter
+from marketplace_client.main import app
 
 
 @pytest.fixture

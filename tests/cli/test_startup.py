@@ -19,7 +19,7 @@ def modules_after(statement: str) -> set[str]:
 
 
 def test_cli_entry_point_imports_none_of_the_servers_dependencies() -> None:
-    loaded = modules_after("import marketplace.cli.main")
+    loaded = modules_after("import marketplace_client.main")
 
     assert loaded & SERVER_ONLY == set()
 
@@ -27,7 +27,7 @@ def test_cli_entry_point_imports_none_of_the_servers_dependencies() -> None:
 def test_cli_help_runs_without_the_servers_dependencies() -> None:
     statement = (
         "from typer.testing import CliRunner\n"
-        "from marketplace.cli.main import app\n"
+        "from marketplace_client.main import app\n"
         "result = CliRunner().invoke(app, ['publish', '--help'])\n"
         "assert result.exit_code == 0, result.output"
     )

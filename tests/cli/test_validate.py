@@ -191,7 +191,7 @@ def test_validate_runs_without_the_servers_dependencies(tmp_path: Path) -> None:
     folder = make_plugin(tmp_path)
     statement = (
         "from typer.testing import CliRunner\n"
-        "from marketplace.cli.main import app\n"
+        "from marketplace_client.main import app\n"
         f"result = CliRunner().invoke(app, ['validate', {json.dumps(str(folder))}])\n"
         "assert result.exit_code == 0, result.output"
     )

@@ -1,8 +1,9 @@
 """A real `marketplace serve` subprocess on a free port, for end-to-end and CLI tests.
 
-Both the server and the CLI run as `python -m marketplace.cli.main` with PYTHONPATH set to
-this checkout's `src` folder, so the code under test is the code next to this file (not
-whatever the installed console script happens to import).
+Both the server and the CLI run as `python -m marketplace_client.main` (the server's commands
+come through its entry point) with PYTHONPATH set to this checkout's `src` and `client/src`
+folders, so the code under test is the code next to this file (not whatever the installed
+console script happens to import).
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from pathlib import Path
 
 import httpx
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-COMMAND = (sys.executable, "-m", "marketplace.cli.main")
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+CLIENT_SRC = ROOT / "client" / "src"
+COMMAND = (sys.executable, "-m", "marketplace_client.main")
 START_TIMEOUT = 120
 
 
 def _with_src(pythonpath: str | None) -> str:
-    return os.pathsep.join([str(SRC), *([pythonpath] if pythonpath else [])])
+    return os.pathsep.join([str(SRC), str(CLIENT_SRC), *([pythonpath] if pythonpath else [])])
 
 
 @dataclass

@@ -160,7 +160,7 @@ def test_install_refuses_a_download_whose_sha256_does_not_match(
 
     result = _install(market, token, "get-tampered", target)
 
-    assert result.returncode == 3  # a trust refusal (marketplace.cli.trust)
+    assert result.returncode == 3  # a trust refusal (marketplace_client.trust)
     assert "error: CHECKSUM_MISMATCH" in result.stderr
     assert f"its signed release says {sha256}; nothing was installed" in result.stderr
     assert not (target / "get-tampered").exists()

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from marketplace.cli.mcp_client import probe_stdio
+from marketplace_client.mcp_client import probe_stdio
 from tests.e2e.market import SVG_ICON, Market, write_plugin
 from tests.e2e.test_install import user_group_routes_exist
 from tests.helpers import ok

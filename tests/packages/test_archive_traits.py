@@ -7,9 +7,9 @@ import tracemalloc
 from collections.abc import Iterator
 
 from marketplace.packages.archive import MIB, ArchiveInfo, ArchiveLimits, inspect_archive
-from marketplace.rules.files import file_findings
-from marketplace.rules.findings import Code
-from marketplace.rules.traits import SCRIPT_SAMPLE_BYTES, FileTraits
+from marketplace_rules.files import file_findings
+from marketplace_rules.findings import Code
+from marketplace_rules.traits import SCRIPT_SAMPLE_BYTES, FileTraits
 from tests.packages.tarballs import (
     LazyGzip,
     Member,

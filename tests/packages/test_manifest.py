@@ -32,8 +32,8 @@ from marketplace.packages.manifest import (
     validate_mcp,
     version_sort_key,
 )
-from marketplace.rules.content import content_findings
-from marketplace.rules.findings import Code, Finding
+from marketplace_rules.content import content_findings
+from marketplace_rules.findings import Code, Finding
 
 CATEGORIES = {"productivity", "ai", "utility"}
 STDIO = {"command": "node", "args": ["server.js"], "env": {"TOKEN": "x"}}

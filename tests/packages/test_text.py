@@ -5,7 +5,7 @@ import unicodedata
 
 import pytest
 
-from marketplace.rules.text import display, forbidden_chars, has_forbidden_chars, iter_strings
+from marketplace_rules.text import display, forbidden_chars, has_forbidden_chars, iter_strings
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy import select
 
 from marketplace.models import AuditLog, PluginVersion
-from marketplace.rules.limits import FINDINGS_MAX
+from marketplace_rules.limits import FINDINGS_MAX
 from tests.factories import Account, Factory
 from tests.helpers import ok
 from tests.packages.tarballs import Member, file, manifest_file, tar_gz

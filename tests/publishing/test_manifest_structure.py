@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from marketplace.rules.limits import MANIFEST_MAX_DEPTH
+from marketplace_rules.limits import MANIFEST_MAX_DEPTH
 from tests.factories import Account, Factory
 from tests.helpers import err, ok
 from tests.packages.tarballs import file, manifest_file, tar_gz

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from marketplace.rules.text import has_forbidden_chars, visible_text_pattern
+from marketplace_rules.text import has_forbidden_chars, visible_text_pattern
 from tests.factories import Factory
 from tests.helpers import ok
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from marketplace.rules.changes import change_findings, covers
-from marketplace.rules.findings import Code, Finding
-from marketplace.rules.limits import PERMISSIONS_COMPARED_MAX
+from marketplace_rules.changes import change_findings, covers
+from marketplace_rules.findings import Code, Finding
+from marketplace_rules.limits import PERMISSIONS_COMPARED_MAX
 
 STDIO = {"command": "node", "args": ["server.js"], "env": {"MODE": "prod"}}
 

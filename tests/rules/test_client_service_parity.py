@@ -23,9 +23,6 @@ from typing import Any
 
 import pytest
 
-from marketplace.cli.errors import ManifestInvalid
-from marketplace.cli.manifest_check import PluginManifest, check_manifest, read_manifest
-from marketplace.cli.pack import pack
 from marketplace.errors import AppError, PackageInvalid, ValidationFailed
 from marketplace.packages.archive import ArchiveError, ArchiveLimits, inspect_archive
 from marketplace.packages.manifest import (
@@ -37,10 +34,13 @@ from marketplace.packages.manifest import (
     note_line,
     refusal,
 )
-from marketplace.rules.findings import Code, Finding
-from marketplace.rules.limits import ICON_MAX_BYTES, MANIFEST_MAX_DEPTH, MIB, PLUGIN_PACKAGE_MAX_MIB
-from marketplace.rules.manifest import record_findings
-from marketplace.rules.vocabulary import PLUGIN_TYPES
+from marketplace_client.errors import ManifestInvalid
+from marketplace_client.manifest_check import PluginManifest, check_manifest, read_manifest
+from marketplace_client.pack import pack
+from marketplace_rules.findings import Code, Finding
+from marketplace_rules.limits import ICON_MAX_BYTES, MANIFEST_MAX_DEPTH, MIB, PLUGIN_PACKAGE_MAX_MIB
+from marketplace_rules.manifest import record_findings
+from marketplace_rules.vocabulary import PLUGIN_TYPES
 
 CATEGORIES = {"productivity", "development", "utility"}
 INDEX = {"index.js": b"export default () => 42;\n"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from marketplace.rules.content import Listing
-from marketplace.rules.files import (
+from marketplace_rules.content import Listing
+from marketplace_rules.files import (
     MINIFIED_LINE_BYTES,
     MINIFIED_MIN_BYTES,
     OBFUSCATED_BASE64_BYTES,
@@ -11,9 +11,9 @@ from marketplace.rules.files import (
     OBFUSCATED_HEX_NAMES,
     file_findings,
 )
-from marketplace.rules.findings import Code, Finding
-from marketplace.rules.limits import LARGE_FILE_BYTES
-from marketplace.rules.traits import FileTraits, ScriptStats, traits_of
+from marketplace_rules.findings import Code, Finding
+from marketplace_rules.limits import LARGE_FILE_BYTES
+from marketplace_rules.traits import FileTraits, ScriptStats, traits_of
 
 ELF = b"\x7fELF\x02\x01\x01\x00"
 

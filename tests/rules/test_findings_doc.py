@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from marketplace.rules.changes import change_findings
-from marketplace.rules.content import Listing
-from marketplace.rules.files import file_findings
-from marketplace.rules.findings import Code
-from marketplace.rules.limits import LARGE_FILE_BYTES
-from marketplace.rules.traits import FileTraits, traits_of
+from marketplace_rules.changes import change_findings
+from marketplace_rules.content import Listing
+from marketplace_rules.files import file_findings
+from marketplace_rules.findings import Code
+from marketplace_rules.limits import LARGE_FILE_BYTES
+from marketplace_rules.traits import FileTraits, traits_of
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 ROW = re.compile(r"^\| `([a-z0-9-]+)` \| ([a-z ]+) \|", re.MULTILINE)

@@ -1,5 +1,5 @@
-"""marketplace.rules is shared by the client and the service: the standard library (and
-semver, for versions) is all it may import."""
+"""marketplace_rules is shared by the client and the service: the standard library (and
+semver for versions, defusedxml for icons) is all it may import."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import pkgutil
 import subprocess
 import sys
 
-import marketplace.rules
+import marketplace_rules
 
 
-def test_rules_import_only_the_standard_library_and_semver() -> None:
+def test_rules_import_only_the_standard_library_semver_and_defusedxml() -> None:
     names = [
-        f"marketplace.rules.{info.name}"
-        for info in pkgutil.iter_modules(marketplace.rules.__path__)
+        f"marketplace_rules.{info.name}"
+        for info in pkgutil.iter_modules(marketplace_rules.__path__)
     ]
     code = (
         "import importlib, json, sys\n"
@@ -31,9 +31,9 @@ def test_rules_import_only_the_standard_library_and_semver() -> None:
         name
         for name in loaded
         if name.split(".")[0] not in sys.stdlib_module_names
-        and name.split(".")[0] not in {"semver", "_distutils_hack"}
-        and not name.startswith(("marketplace.rules", "__"))
+        and name.split(".")[0] not in {"semver", "defusedxml", "_distutils_hack"}
+        and not name.startswith(("marketplace_rules", "__"))
         and name != "marketplace"
     }
     assert outside == set()
-    assert "marketplace.rules.manifest" in loaded
+    assert "marketplace_rules.manifest" in loaded

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from marketplace.rules.content import (
+from marketplace_rules.content import (
     Listing,
     content_findings,
     is_icon_path,
     locate,
     package_path,
 )
-from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding
-from marketplace.rules.manifest import (
+from marketplace_rules.findings import FILE_PATH_PREFIX, Code, Finding
+from marketplace_rules.manifest import (
     UnreadableManifest,
     category_findings,
     distribution_findings,
@@ -28,7 +28,7 @@ from marketplace.rules.manifest import (
     record_findings,
     shape_findings,
 )
-from marketplace.rules.text import walk_strings
+from marketplace_rules.text import walk_strings
 
 
 def manifest(**overrides: Any) -> dict[str, Any]:

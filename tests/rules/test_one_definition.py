@@ -14,7 +14,7 @@ from marketplace.media import icons
 from marketplace.models import Distribution, PluginType
 from marketplace.packages.archive import ArchiveLimits
 from marketplace.plugins.schemas import Platform
-from marketplace.rules import limits, vocabulary
+from marketplace_rules import limits, vocabulary
 
 
 def test_plugin_types_are_the_ones_the_database_stores() -> None:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from marketplace.rules.content import Listing
-from marketplace.rules.findings import Code, Finding
-from marketplace.rules.limits import FINDING_MESSAGE_MAX, FINDING_PATH_MAX, FINDINGS_MAX
-from marketplace.rules.review import (
+from marketplace_rules.content import Listing
+from marketplace_rules.findings import Code, Finding
+from marketplace_rules.limits import FINDING_MESSAGE_MAX, FINDING_PATH_MAX, FINDINGS_MAX
+from marketplace_rules.review import (
     finalize,
     ordered,
     plugin_version_findings,
     scenario_version_findings,
 )
-from marketplace.rules.traits import FileTraits
+from marketplace_rules.traits import FileTraits
 
 STDIO = {"command": "node", "args": ["server.js"]}
 

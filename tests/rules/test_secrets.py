@@ -7,9 +7,9 @@ import io
 import pytest
 
 from marketplace.packages.archive import ArchiveLimits, inspect_archive
-from marketplace.rules.findings import Code
-from marketplace.rules.limits import MIB
-from marketplace.rules.secrets import (
+from marketplace_rules.findings import Code
+from marketplace_rules.limits import MIB
+from marketplace_rules.secrets import (
     HITS_PER_FILE,
     FileScan,
     mask,

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from marketplace.rules.traits import (
+from marketplace_rules.traits import (
     HEAD_BYTES,
     SCRIPT_SAMPLE_BYTES,
     FileTraits,

@@ -7,10 +7,10 @@ import json
 import os
 from pathlib import Path
 
-from marketplace.cli.pack import listing, pack
 from marketplace.packages.archive import ArchiveLimits, inspect_archive
-from marketplace.rules.files import file_findings
-from marketplace.rules.limits import LARGE_FILE_BYTES, MIB
+from marketplace_client.pack import listing, pack
+from marketplace_rules.files import file_findings
+from marketplace_rules.limits import LARGE_FILE_BYTES, MIB
 
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\0" * 64
 

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 import httpx
 from typer.testing import CliRunner, Result
 
-from marketplace.cli.context import Runtime
-from marketplace.cli.main import app as cli_app
+from marketplace_client.context import Runtime
+from marketplace_client.main import app as cli_app
 
 BACKEND = "http://test"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from marketplace.trust.canonical import b64decode
 from marketplace.trust.keyring import verify
+from marketplace_rules.canonical import b64decode
 from tests.factories import Account, Factory
 from tests.helpers import ok
 from tests.plugins.helpers import create_version, publish, review_plugin

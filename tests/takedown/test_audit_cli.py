@@ -171,8 +171,8 @@ async def test_a_refused_signature_exits_2_and_changes_nothing(
 async def test_an_unreachable_service_exits_2(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from marketplace.cli.context import Runtime
-    from marketplace.cli.main import app as cli_app
+    from marketplace_client.context import Runtime
+    from marketplace_client.main import app as cli_app
 
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
@@ -187,8 +187,8 @@ async def test_an_unreachable_service_exits_2(tmp_path: Path) -> None:
 def test_an_old_list_is_warned_about() -> None:
     from datetime import UTC, datetime
 
-    from marketplace.cli.audit import warn_if_stale
-    from marketplace.cli.output import Output
+    from marketplace_client.audit import warn_if_stale
+    from marketplace_client.output import Output
 
     warnings: list[str] = []
 

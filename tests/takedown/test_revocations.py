@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from marketplace.catalog.revocations import revocation_cache
 from marketplace.publishing.revocations import RevocationCache
-from marketplace.trust.canonical import canonical_json
+from marketplace_rules.canonical import canonical_json
 from tests.factories import Factory
 from tests.helpers import err, ok
 from tests.scenarios.helpers import released, version_id

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from marketplace.trust.canonical import b64decode, canonical_json
 from marketplace.trust.keyring import Keyring, verify
+from marketplace_rules.canonical import b64decode, canonical_json
 
 RECORD_KEYS = {"kind", "key", "version", "distribution", "sha256", "size", "approvedAt"}
 

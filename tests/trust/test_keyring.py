@@ -13,7 +13,6 @@ import pytest
 from pydantic import SecretStr
 
 from marketplace.config import Settings
-from marketplace.trust.canonical import b64decode, b64encode, canonical_json
 from marketplace.trust.keyring import (
     Keyring,
     KeyringError,
@@ -24,6 +23,7 @@ from marketplace.trust.keyring import (
     rotate_inline,
     verify,
 )
+from marketplace_rules.canonical import b64decode, b64encode, canonical_json
 
 
 def test_canonical_json_matches_the_contract() -> None:

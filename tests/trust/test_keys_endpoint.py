@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from marketplace.trust.canonical import b64decode
 from marketplace.trust.keyring import Keyring, rotate_file, verify
+from marketplace_rules.canonical import b64decode
 
 
 async def test_keys_are_public_and_list_the_signing_key(

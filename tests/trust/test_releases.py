@@ -15,8 +15,8 @@ from sqlalchemy import JSON, null, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import PluginVersion, ScenarioVersion
-from marketplace.trust.canonical import canonical_json
 from marketplace.trust.keyring import Keyring, rotate_file
+from marketplace_rules.canonical import canonical_json
 from tests.factories import Account, Factory
 from tests.helpers import ok
 from tests.plugins.helpers import create_version, publish, review_plugin, review_version

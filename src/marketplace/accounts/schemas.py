@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, StrictBool
 
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
 from marketplace.models import IdentityStatus, Role
-from marketplace.rules.text import has_forbidden_chars
+from marketplace_rules.text import has_forbidden_chars
 
 _EMAIL_PATTERN = r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$"
 _EMAIL_RE = re.compile(_EMAIL_PATTERN)

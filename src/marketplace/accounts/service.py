@@ -23,7 +23,7 @@ from marketplace.kit.dbtypes import new_id
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains, insert_unique
 from marketplace.models import DeveloperProfile, IdentityStatus, RefreshToken, Role, User
-from marketplace.rules.text import has_forbidden_chars
+from marketplace_rules.text import has_forbidden_chars
 
 log = structlog.get_logger("marketplace.accounts")
 

@@ -9,9 +9,9 @@ from pydantic import AfterValidator, Field, Strict
 
 from marketplace.auth.pat import Scope
 from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, OutputModel, SafeText
-from marketplace.rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
-from marketplace.rules.manifest import plugin_key_findings
-from marketplace.rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
+from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace_rules.manifest import plugin_key_findings
+from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
 TOKEN_NAME_MAX = 100
 TOKEN_PLUGINS_MAX = 100

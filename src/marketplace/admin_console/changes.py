@@ -18,8 +18,8 @@ from marketplace.publishing.contents import DEFAULT_MAX_TOTAL_BYTES, PackageUnre
 from marketplace.publishing.diff import compare, diff_base
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.schemas import ManifestDiff
-from marketplace.rules.limits import MIB
 from marketplace.storage.base import BlobStore
+from marketplace_rules.limits import MIB
 
 log = structlog.get_logger("marketplace.console")
 

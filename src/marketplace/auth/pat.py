@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.errors import Forbidden, Unauthorized
 from marketplace.models import PublishingToken, User
-from marketplace.rules.vocabulary import PAT_PREFIX
+from marketplace_rules.vocabulary import PAT_PREFIX
 
 # last_used_at moves at most this often: a write per request would cost every GET a write
 # transaction (and on SQLite the one write lock); a minute is precise enough for an owner

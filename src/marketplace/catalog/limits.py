@@ -13,7 +13,7 @@ from marketplace.auth.deps import OptionalUser
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope, OutputModel
 from marketplace.kit.state import AppSettings
-from marketplace.rules.vocabulary import ICON_MEDIA_TYPES
+from marketplace_rules.vocabulary import ICON_MEDIA_TYPES
 
 router = api_router(prefix="/api/v1", tags=["marketplace: public"])
 

@@ -1,1 +1,2 @@
-"""Command-line tools: publishing, installing and (added by the server modules) operating."""
+"""The server's commands (serve, db, user, storage, keys), added to the client's `marketplace`
+command through the `marketplace.commands` entry point (`marketplace_client.main`)."""

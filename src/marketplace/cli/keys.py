@@ -15,9 +15,9 @@ from typing import Any
 
 import typer
 
-from marketplace.cli.errors import CliError
-from marketplace.cli.options import JsonOption
-from marketplace.cli.output import Output, reporting_errors
+from marketplace_client.errors import CliError
+from marketplace_client.options import JsonOption
+from marketplace_client.output import Output, reporting_errors
 
 # Server-side modules (settings, keyring) are imported inside the commands, as in server.py.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from marketplace.rules.limits import MANIFEST_MAX_DEPTH
-from marketplace.rules.manifest import unsafe_number
+from marketplace_rules.limits import MANIFEST_MAX_DEPTH
+from marketplace_rules.manifest import unsafe_number
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -18,7 +18,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from marketplace.rules.text import has_forbidden_chars, visible_text_pattern
+from marketplace_rules.text import has_forbidden_chars, visible_text_pattern
 
 T = TypeVar("T")
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import IO, Any, Literal, Protocol, Self
 
 from marketplace.errors import Refused
-from marketplace.rules import manifest as manifest_rules
-from marketplace.rules.findings import FILE_PATH_PREFIX
-from marketplace.rules.limits import (
+from marketplace_rules import manifest as manifest_rules
+from marketplace_rules.findings import FILE_PATH_PREFIX
+from marketplace_rules.limits import (
     ARCHIVE_MAX_MEMBERS,
     ARCHIVE_MAX_UNPACKED_BYTES,
     GIB,
@@ -36,10 +36,10 @@ from marketplace.rules.limits import (
     SYMLINK_HOPS_MAX,
     UNPACKED_PER_PACKAGE_BYTES,
 )
-from marketplace.rules.secrets import HITS_PER_PACKAGE, TOKENS_MAX, FileScan, SecretHit
-from marketplace.rules.text import display
-from marketplace.rules.traits import FileTraits, is_executable, sample_size, traits_of
-from marketplace.rules.vocabulary import MANIFEST_NAME
+from marketplace_rules.secrets import HITS_PER_PACKAGE, TOKENS_MAX, FileScan, SecretHit
+from marketplace_rules.text import display
+from marketplace_rules.traits import FileTraits, is_executable, sample_size, traits_of
+from marketplace_rules.vocabulary import MANIFEST_NAME
 
 __all__ = [
     "GIB",

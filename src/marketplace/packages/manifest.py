@@ -1,4 +1,4 @@
-"""The service's side of the manifest rules: `marketplace.rules` findings turned into the
+"""The service's side of the manifest rules: `marketplace_rules` findings turned into the
 service's errors (refusals) and review-note lines (automatic validation).
 
 The structural checks are separate steps so that a caller can run its own between them,
@@ -17,19 +17,19 @@ import semver
 
 from marketplace.errors import AppError, InvalidCategory, PackageInvalid, ValidationFailed
 from marketplace.packages.archive import ArchiveInfo
-from marketplace.rules import manifest as rules
-from marketplace.rules.content import content_findings
-from marketplace.rules.findings import FILE_PATH_PREFIX, Code, Finding
-from marketplace.rules.limits import (
+from marketplace_rules import manifest as rules
+from marketplace_rules.content import content_findings
+from marketplace_rules.findings import FILE_PATH_PREFIX, Code, Finding
+from marketplace_rules.limits import (
     ICON_MAX_BYTES,
     PLUGIN_KEY_MAX_LENGTH,
     PLUGIN_KEY_MIN_LENGTH,
     VERSION_MAX_LENGTH,
 )
-from marketplace.rules.manifest import is_valid_plugin_key
-from marketplace.rules.text import display, has_forbidden_chars
-from marketplace.rules.versions import is_valid_version, parse_version, version_sort_key
-from marketplace.rules.vocabulary import MANIFEST_NAME, MCP_TRANSPORTS, UI_PERMISSION, Distribution
+from marketplace_rules.manifest import is_valid_plugin_key
+from marketplace_rules.text import display, has_forbidden_chars
+from marketplace_rules.versions import is_valid_version, parse_version, version_sort_key
+from marketplace_rules.vocabulary import MANIFEST_NAME, MCP_TRANSPORTS, UI_PERMISSION, Distribution
 
 # Importers of this module (plugins, scenarios, review) keep these names.
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from marketplace.kit.forms import multipart_form
-from marketplace.rules.limits import ICON_MAX_BYTES, KIB, PLUGIN_PACKAGE_MAX_MIB
+from marketplace_rules.limits import ICON_MAX_BYTES, KIB, PLUGIN_PACKAGE_MAX_MIB
 
 PACKAGE_FORM = multipart_form(
     {

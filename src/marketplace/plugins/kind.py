@@ -24,7 +24,7 @@ from marketplace.publishing.kinds import (
     package_content,
     string_items,
 )
-from marketplace.trust.canonical import canonical_json
+from marketplace_rules.canonical import canonical_json
 
 FILE_REQUIRED = "Plugin package file is required"
 

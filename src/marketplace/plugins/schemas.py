@@ -29,9 +29,9 @@ from marketplace.kit.schemas import (
 from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
-from marketplace.rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
-from marketplace.rules.versions import SEMVER_PATTERN
-from marketplace.rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
+from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace_rules.versions import SEMVER_PATTERN
+from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
 
 def _plugin_key(value: str) -> str:

@@ -49,9 +49,9 @@ from marketplace.publishing import queries, review
 from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.secrets import refuse_live_tokens
-from marketplace.rules.review import plugin_version_findings
-from marketplace.rules.secrets import scan_document
 from marketplace.trust.keyring import Keyring
+from marketplace_rules.review import plugin_version_findings
+from marketplace_rules.secrets import scan_document
 
 # ---------- categories ----------
 

@@ -32,8 +32,8 @@ from marketplace.packages.archive import (
     iter_members,
     root_folder,
 )
-from marketplace.rules.limits import ARCHIVE_MAX_UNPACKED_BYTES, KIB, MIB
 from marketplace.storage.base import BlobNotFound, BlobStore
+from marketplace_rules.limits import ARCHIVE_MAX_UNPACKED_BYTES, KIB, MIB
 
 __all__ = [
     "FileEntry",

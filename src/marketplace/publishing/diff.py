@@ -29,9 +29,9 @@ from marketplace.publishing.schemas import (
     VersionDiffOut,
     VersionRef,
 )
-from marketplace.rules.limits import MANIFEST_MAX_BYTES
-from marketplace.rules.vocabulary import MANIFEST_NAME
 from marketplace.storage.base import BlobStore
+from marketplace_rules.limits import MANIFEST_MAX_BYTES
+from marketplace_rules.vocabulary import MANIFEST_NAME
 
 __all__ = [
     "compare_versions",

@@ -1,7 +1,7 @@
 """The automatic checks' findings on a new version (CONTRACT 12), for every kind: how
 they are kept, and the rejection an error brings.
 
-The rules themselves are `marketplace.rules.review`'s; the callers run them inside the
+The rules themselves are `marketplace_rules.review`'s; the callers run them inside the
 transaction that creates or completes the version, under the item's lock, against the
 version the reviewer's diff compares with (`publishing.diff.diff_base`).
 """
@@ -16,7 +16,7 @@ from marketplace.kit.jsonsafe import storable
 from marketplace.packages.manifest import note_line
 from marketplace.publishing import review
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
-from marketplace.rules.findings import Finding
+from marketplace_rules.findings import Finding
 
 Kind = ItemKind[ItemT, VersionT]
 

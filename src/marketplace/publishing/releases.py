@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import ReviewStatus
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
-from marketplace.trust.canonical import b64encode, canonical_json
 from marketplace.trust.keyring import Keyring
 from marketplace.trust.schemas import SignedRecord
+from marketplace_rules.canonical import b64encode, canonical_json
 
 # The record's keys, exactly (the client checks every one against the download info).
 RECORD_KEYS = ("kind", "key", "version", "distribution", "sha256", "size", "approvedAt")

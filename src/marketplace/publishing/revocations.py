@@ -25,8 +25,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.models import Revocation
-from marketplace.trust.canonical import b64encode, canonical_json
 from marketplace.trust.keyring import Keyring
+from marketplace_rules.canonical import b64encode, canonical_json
 
 REISSUE_SECONDS = 3600
 # Clients poll the list; a minute bounds how long a shared cache may hide a new takedown.

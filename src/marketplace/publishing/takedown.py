@@ -17,7 +17,7 @@ from marketplace.models import ReviewStatus, Revocation
 from marketplace.publishing.audit import Trigger, record_takedown
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.review import make_current
-from marketplace.rules.versions import version_sort_key
+from marketplace_rules.versions import version_sort_key
 
 Kind = ItemKind[ItemT, VersionT]
 

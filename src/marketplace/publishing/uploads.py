@@ -29,8 +29,8 @@ from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_item
 from marketplace.publishing.secrets import refuse_live_tokens_apart
-from marketplace.rules.secrets import scan_document
 from marketplace.storage.base import PACKAGE_CONTENT_TYPE, BlobStore, blob_key
+from marketplace_rules.secrets import scan_document
 
 
 def upload_dir(settings: Settings) -> Path:

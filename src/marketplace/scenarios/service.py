@@ -36,11 +36,11 @@ from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.lookup import check_owner, find_item
 from marketplace.publishing.secrets import refuse_live_tokens
-from marketplace.rules.findings import Finding
-from marketplace.rules.review import scenario_version_findings
-from marketplace.rules.secrets import scan_document
 from marketplace.scenarios.kind import SCENARIOS, sync_status
 from marketplace.scenarios.schemas import ScenarioPublishIn, ScenarioUpdateIn
+from marketplace_rules.findings import Finding
+from marketplace_rules.review import scenario_version_findings
+from marketplace_rules.secrets import scan_document
 
 # Texts a new version keeps from the scenario when the publish body leaves them out.
 INHERITED = ("name_zh", "description", "description_zh")

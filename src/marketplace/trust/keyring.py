@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from marketplace.config import Settings
-from marketplace.trust.canonical import b64decode, b64encode
+from marketplace_rules.canonical import b64decode, b64encode
 
 ALGORITHM = "ed25519"
 KEYRING_FILE = "signing-keys.json"

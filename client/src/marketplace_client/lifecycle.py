@@ -1,0 +1,355 @@
+"""`marketplace list`, `update [KEY|--all]` and `uninstall KEY`: the installs of one install
+folder (`--dir`) after `marketplace install`.
+
+`list` compares each installed version with the plugin's current one (public detail) and
+with the signed revocation list (verified as `audit` does); `update` is `install` of the
+current version, keeping the saved configuration; `uninstall` removes the plugin's
+folder, its registry entry and its saved secrets. None of them needs the service to
+forget anything: the service keeps one installed record per user (the last reported).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from marketplace_client.api import ApiClient, ApiError, expect_object
+from marketplace_client.audit import REVOCATIONS, parse_revocations, verified_payload
+from marketplace_client.config import plugins_dir, resolve_backend, resolve_credentials
+from marketplace_client.context import Runtime, get_runtime
+from marketplace_client.errors import CliError
+from marketplace_client.install import (
+    InstallRequest,
+    InstallResult,
+    install,
+    is_install_of,
+    print_install,
+    redact,
+)
+from marketplace_client.manifest_check import check_plugin_key, problem_line
+from marketplace_client.options import BackendOption, JsonOption, TokenOption
+from marketplace_client.output import Output, reporting_errors
+from marketplace_client.registry import (
+    installed_plugins,
+    registry_locked,
+    registry_path,
+    unregister_plugin,
+)
+from marketplace_rules.versions import is_valid_version, version_sort_key
+
+DirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--dir",
+        help="Install folder holding registry.json (default: $MARKETPLACE_PLUGINS_DIR, "
+        "else $XDG_DATA_HOME/marketplace/plugins).",
+    ),
+]
+
+
+def install_root(directory: Path | None) -> Path:
+    return (directory or plugins_dir()).resolve()
+
+
+def not_installed(key: str, root: Path) -> CliError:
+    return CliError("NOT_INSTALLED", f"{key} is not installed in {root}")
+
+
+def checked_key(key: str) -> str:
+    problems = check_plugin_key(key, "PLUGIN_KEY")
+    if problems:
+        raise CliError("BAD_OPTION", "; ".join(problem_line(p) for p in problems))
+    return key
+
+
+def latest_version(api: ApiClient, key: str) -> str | None:
+    """The plugin's current version as the public catalogue shows it; None when the plugin
+    is no longer listed or has no current version."""
+    try:
+        detail = expect_object(api.get(f"/api/v1/plugins/detail/{key}"), "plugin")
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    latest = detail.get("latestVersion")
+    return latest if isinstance(latest, str) else None
+
+
+def is_newer(candidate: str, installed: str) -> bool:
+    if not (is_valid_version(candidate) and is_valid_version(installed)):
+        return candidate != installed
+    return version_sort_key(candidate) > version_sort_key(installed)
+
+
+# --- list ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Listed:
+    key: str
+    version: str
+    path: str
+    latest: str | None
+    revoked: str | None  # the revocation's reason
+    checked: bool  # False with --offline
+
+    @property
+    def status(self) -> str:
+        if not self.checked:
+            return "not checked (--offline)"
+        if self.revoked is not None:
+            return f"REVOKED: {self.revoked}"
+        if self.latest is None:
+            return "no longer listed"
+        if is_newer(self.latest, self.version):
+            return f"update available: {self.latest}"
+        return "up to date"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pluginKey": self.key,
+            "version": self.version,
+            "path": self.path,
+            "latestVersion": self.latest,
+            "updateAvailable": self.checked
+            and self.latest is not None
+            and is_newer(self.latest, self.version),
+            "revoked": self.revoked is not None,
+            "revokedReason": self.revoked,
+            "status": self.status,
+        }
+
+
+def list_installs(runtime: Runtime, root: Path, backend: str | None) -> list[Listed]:
+    installed = installed_plugins(root)
+    if backend is None or not installed:
+        return [
+            Listed(k, str(v.get("version")), str(v.get("path")), None, None, False)
+            for k, v in sorted(installed.items())
+        ]
+    # Public reads only: a stale stored token cannot turn them into a 401.
+    with runtime.client(backend, None) as public:
+        signed = expect_object(public.get(REVOCATIONS), "revocation list")
+        _, revocations = parse_revocations(verified_payload(public, signed))
+        reasons = {(r.key, r.version): r.reason for r in revocations if r.kind == "plugin"}
+        return [
+            Listed(
+                key,
+                str(entry.get("version")),
+                str(entry.get("path")),
+                latest_version(public, key),
+                reasons.get((key, str(entry.get("version")))),
+                True,
+            )
+            for key, entry in sorted(installed.items())
+        ]
+
+
+def print_list(out: Output, root: Path, items: list[Listed]) -> None:
+    if not items:
+        out.out.print(f"No plugins installed in {root}.", markup=False)
+        return
+    rows = [("PLUGIN", "VERSION", "STATUS")] + [(i.key, i.version, i.status) for i in items]
+    widths = [max(len(row[col]) for row in rows) for col in range(2)]
+    for key, version, status in rows:
+        out.out.print(f"{key:<{widths[0]}}  {version:<{widths[1]}}  {status}", markup=False)
+
+
+def list_command(
+    ctx: typer.Context,
+    directory: DirOption = None,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Only read the registry: no update or revocation check."),
+    ] = False,
+    backend: BackendOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """List installed plugins: version, update available, revoked (signed list)."""
+    out = Output(json_mode=json_output)
+    root = install_root(directory)
+    with reporting_errors(out):
+        server = None if offline else resolve_backend(backend)
+        items = list_installs(get_runtime(ctx), root, server)
+    data = {"root": str(root), "items": [item.to_json() for item in items]}
+    out.result(data, lambda: print_list(out, root, items))
+
+
+# --- update -------------------------------------------------------------------------------
+
+
+@dataclass
+class Updated:
+    key: str
+    before: str
+    after: str | None = None
+    result: InstallResult | None = None
+    error: CliError | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pluginKey": self.key,
+            "from": self.before,
+            "to": self.after,
+            "updated": self.result is not None,
+            "install": self.result.to_json() if self.result is not None else None,
+            "error": self.error.to_json() if self.error is not None else None,
+            "connectError": self.result.connect_error.to_json()
+            if self.result is not None and self.result.connect_error is not None
+            else None,
+        }
+
+
+def update_one(
+    api: ApiClient, runtime: Runtime, out: Output, root: Path, key: str, before: str
+) -> Updated:
+    entry = Updated(key, before)
+    try:
+        latest = latest_version(api, key)
+        if latest is None:
+            raise CliError("PLUGIN_NOT_FOUND", f"{key} has no current version on the service")
+        entry.after = latest
+        if not is_newer(latest, before):
+            return entry
+        entry.result = install(api, runtime, out, InstallRequest(key, latest, root, {}))
+    except CliError as exc:
+        entry.error = exc
+    return entry
+
+
+def print_updates(out: Output, updates: list[Updated]) -> None:
+    for entry in updates:
+        if entry.result is not None:
+            print_install(out, entry.result)
+            out.out.print(f"Updated {entry.key} {entry.before} -> {entry.after}.", markup=False)
+        elif entry.error is None:
+            out.out.print(f"{entry.key} is up to date ({entry.before}).", markup=False)
+    for entry in updates:
+        if entry.error is not None:
+            message = f"error: {entry.key}: {entry.error.headline()} ({entry.key} {entry.before} "
+            out.err.print(message + "stays installed)", style="red", markup=False)
+        elif entry.result is not None and entry.result.connect_error is not None:
+            headline = redact(entry.result.connect_error.headline(), entry.result.secrets)
+            message = f"error: {entry.key}: {headline} ({entry.key} {entry.after} is installed)"
+            out.err.print(message, style="red", markup=False)
+
+
+def failed(entry: Updated) -> bool:
+    """The update failed, or the updated plugin's autoConnect check did."""
+    return entry.error is not None or (
+        entry.result is not None and entry.result.connect_error is not None
+    )
+
+
+def update_command(
+    ctx: typer.Context,
+    plugin_key: Annotated[
+        str | None,
+        typer.Argument(
+            help="The installed plugin to update.", metavar="PLUGIN_KEY", show_default=False
+        ),
+    ] = None,
+    all_plugins: Annotated[
+        bool, typer.Option("--all", help="Update every installed plugin.")
+    ] = False,
+    directory: DirOption = None,
+    backend: BackendOption = None,
+    token: TokenOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Install the current version of installed plugins, keeping their configuration."""
+    out = Output(json_mode=json_output)
+    runtime = get_runtime(ctx)
+    root = install_root(directory)
+    with reporting_errors(out):
+        if (plugin_key is None) == (not all_plugins):
+            raise CliError("BAD_OPTION", "name one installed plugin or pass --all (not both)")
+        installed = installed_plugins(root)
+        if plugin_key is not None:
+            if checked_key(plugin_key) not in installed:
+                raise not_installed(plugin_key, root)
+            keys = [plugin_key]
+        else:
+            keys = sorted(installed)
+        credentials = resolve_credentials(backend, token)
+        credentials.require_token()
+        with runtime.client(credentials.backend, credentials.token) as api:
+            updates = [
+                update_one(api, runtime, out, root, key, str(installed[key].get("version")))
+                for key in keys
+            ]
+    data = {"root": str(root), "items": [entry.to_json() for entry in updates]}
+    if not keys and not json_output:
+        out.out.print(f"No plugins installed in {root}.", markup=False)
+    out.result(data, lambda: print_updates(out, updates))
+    if any(failed(entry) for entry in updates):
+        raise typer.Exit(1)
+
+
+# --- uninstall ----------------------------------------------------------------------------
+
+
+def uninstall(root: Path, key: str) -> dict[str, Any]:
+    """Remove what `install` made for `key`: its version folders (only folders that are
+    installs of it), the plugin folder once empty, the registry entry and the secrets."""
+    if not registry_path(root).exists():
+        raise not_installed(key, root)
+    folder = root / key
+    with registry_locked(root):
+        entry = installed_plugins(root).get(key)
+        if entry is None:
+            # Without a registry entry nothing says the folder is ours: never deleted.
+            raise not_installed(key, root)
+        try:
+            if folder.is_dir() and not folder.is_symlink():
+                for child in sorted(folder.iterdir()):
+                    if is_install_of(child, key):
+                        shutil.rmtree(child)
+                if not any(folder.iterdir()):
+                    folder.rmdir()
+        except OSError as exc:
+            raise CliError("UNINSTALL_FAILED", f"cannot remove {folder}: {exc}") from exc
+        unregister_plugin(registry_path(root), key)
+    return {
+        "pluginKey": key,
+        "version": entry.get("version"),
+        "removed": str(folder),
+        "kept": folder.exists(),  # it holds files that are no install of the plugin
+    }
+
+
+def uninstall_command(
+    plugin_key: Annotated[str, typer.Argument(help="The installed plugin to remove.")],
+    directory: DirOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove an installed plugin: its files, its registry entry and its saved secrets."""
+    out = Output(json_mode=json_output)
+    root = install_root(directory)
+    with reporting_errors(out):
+        data = uninstall(root, checked_key(plugin_key))
+
+    def human() -> None:
+        version = f" {data['version']}" if data["version"] else ""
+        out.out.print(
+            f"Uninstalled {plugin_key}{version}: removed {data['removed']}, its registry entry "
+            "and its saved configuration.",
+            markup=False,
+        )
+        if data["kept"]:
+            out.warn(
+                f"{data['removed']} still holds files that are not an install of "
+                f"{plugin_key}; they were left as they are"
+            )
+
+    out.result(data, human)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_command)
+    app.command("update")(update_command)
+    app.command("uninstall")(uninstall_command)

@@ -1,0 +1,107 @@
+"""Everything the commands print: steps and errors on stderr, results on stdout.
+
+With `--json`, stdout carries exactly one JSON document shaped like the service's envelope
+(`{"success": true, "data": ...}` or `{"success": false, "error": {...}}`), so scripts can
+read it the same way they read the API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from marketplace_client.errors import CliError
+
+# Below this size a progress bar would only flicker.
+LARGE_BYTES = 1024 * 1024
+
+ProgressCallback = Callable[[int], None]
+
+
+def _ignore_progress(_completed: int) -> None:
+    return None
+
+
+class Output:
+    def __init__(self, *, json_mode: bool = False) -> None:
+        self.json_mode = json_mode
+        self.out = Console(highlight=False, soft_wrap=True)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def step(self, message: str) -> None:
+        """A line about what is happening now."""
+        self.err.print(message, markup=False)
+
+    def warn(self, message: str) -> None:
+        self.err.print(f"warning: {message}", style="yellow", markup=False)
+
+    def error(self, error: CliError) -> None:
+        self.err.print(f"error: {error.headline()}", style="red", markup=False)
+        for line in error.extra_lines():
+            self.err.print(line, markup=False)
+        if self.json_mode:
+            self.emit_json({"success": False, "error": error.to_json()})
+
+    def emit_json(self, document: dict[str, Any]) -> None:
+        typer.echo(json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True))
+
+    def result(self, data: dict[str, Any], human: Callable[[], None]) -> None:
+        """The command's result: JSON for scripts, or whatever `human` prints."""
+        if self.json_mode:
+            self.emit_json({"success": True, "data": data})
+        else:
+            human()
+
+    def fail(self, error: CliError) -> NoReturn:
+        self.error(error)
+        raise typer.Exit(error.exit_code)
+
+    @contextmanager
+    def progress(self, description: str, total: int | None) -> Iterator[ProgressCallback]:
+        """A byte progress bar on stderr, shown only for large transfers on a terminal."""
+        show = (
+            not self.json_mode and self.err.is_terminal and (total is None or total >= LARGE_BYTES)
+        )
+        if not show:
+            yield _ignore_progress
+            return
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=self.err, transient=True) as bar:
+            task = bar.add_task(description, total=total)
+
+            def update(completed: int) -> None:
+                bar.update(task, completed=completed)
+
+            yield update
+
+
+@contextmanager
+def reporting_errors(out: Output) -> Iterator[None]:
+    """Turn a CliError raised by a command into its printed form and exit code 1; a file
+    the command could not read or write is reported the same way, never as a traceback."""
+    try:
+        yield
+    except CliError as exc:
+        out.fail(exc)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        out.fail(CliError("IO_ERROR", f"{where}{exc.strerror or exc}"))
