@@ -50,9 +50,14 @@ class ClientVenv:
         return self.root / "bin" / "marketplace"
 
     def installed(self) -> set[str]:
-        listed = _run(self.root / "bin" / "python", "-m", "pip", "list", "--format", "json")
+        """The distributions the venv's own Python sees (normalised names)."""
+        code = (
+            "import importlib.metadata, json\n"
+            "print(json.dumps([d.metadata['Name'] for d in importlib.metadata.distributions()]))"
+        )
+        listed = _run(self.root / "bin" / "python", "-c", code)
         assert listed.returncode == 0, listed.stderr
-        return {item["name"].lower().replace("_", "-") for item in json.loads(listed.stdout)}
+        return {name.lower().replace("_", "-") for name in json.loads(listed.stdout)}
 
 
 @pytest.fixture(scope="module")
@@ -120,14 +125,14 @@ def test_the_client_alone_validates_publishes_and_installs_against_a_live_servic
         env=env,
     )  # fmt: skip
     assert published.returncode == 0, published.stdout + published.stderr
-    assert market.plugin("client-only-tool")["status"] == "PENDING"
+    assert market.plugin("client-only-tool")["reviewStatus"] == "pending"
 
     approved = _run(
         client_venv.marketplace, "review", "approve-plugin", "client-only-tool", *backend,
         "--token", market.admin_token, env=env,
     )  # fmt: skip
     assert approved.returncode == 0, approved.stdout + approved.stderr
-    assert market.plugin("client-only-tool")["status"] == "APPROVED"
+    assert market.plugin("client-only-tool")["reviewStatus"] == "approved"
 
     target = tmp_path / "installed"
     user = market.new_user("client-only-user")
