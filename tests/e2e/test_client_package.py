@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +60,7 @@ class ClientVenv:
 
 
 @pytest.fixture(scope="module")
-def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientVenv]:
+def client_venv(tmp_path_factory: pytest.TempPathFactory) -> ClientVenv:
     work = tmp_path_factory.mktemp("client-package")
     # The wheel is built with this venv's hatchling (no build isolation: nothing unpinned).
     built = _run(
@@ -79,7 +78,7 @@ def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientVenv
     assert deps.returncode == 0, deps.stderr
     own = _run(*pip, "install", "--quiet", "--no-deps", wheel)
     assert own.returncode == 0, own.stderr
-    yield venv
+    return venv
 
 
 def _client_env(market: Market) -> dict[str, str]:
