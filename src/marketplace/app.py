@@ -50,6 +50,7 @@ from marketplace.publishing.uploads import upload_dir
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
 from marketplace.scenarios.developer_endpoints import router as scenario_developer_router
 from marketplace.scenarios.public_endpoints import router as scenario_public_router
+from marketplace.schema_gate import SchemaGate, SchemaGateMiddleware
 from marketplace.storage.base import StoreNotReady
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
@@ -132,7 +133,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_object_bodies_in_openapi(app)
 
     # The last added is outermost: console headers wrap request context wraps rate limiting
-    # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the app.
+    # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the schema
+    # gate (503 while the database is not migrated to head) wraps the app.
+    app.state.schema_gate = SchemaGate(engine, timeout_seconds=settings.ready_check_timeout_seconds)
+    app.add_middleware(SchemaGateMiddleware, gate=app.state.schema_gate)
     app.add_middleware(AllowedMethodsMiddleware)
     app.add_middleware(RequestGuardMiddleware)
     app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
