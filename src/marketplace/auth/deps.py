@@ -94,11 +94,21 @@ CurrentUser = Annotated[User, Depends(current_user)]
 OptionalUser = Annotated[User | None, Depends(optional_user)]
 
 
+def role_refused(needed: Role, user: User) -> Forbidden:
+    """403 FORBIDDEN saying which role the route needs and which the caller has."""
+    higher = [r.value for r in Role if r.rank > needed.rank]
+    also = f" (or {', '.join(higher)})" if higher else ""
+    return Forbidden(
+        f"This needs the {needed.value} role{also}; you are {user.role}",
+        details={"requiredRole": needed.value},
+    )
+
+
 def require_role(role: Role) -> object:
     @raises(Forbidden)
     async def dependency(user: CurrentUser) -> User:
         if not Role(user.role).at_least(role):
-            raise Forbidden()
+            raise role_refused(role, user)
         return user
 
     return Depends(dependency)

@@ -23,6 +23,7 @@ from marketplace.catalog.schemas import BrowseSort
 from marketplace.catalog.search import SEARCH_ROWIDS, search_condition, sqlite_matching_rowids
 from marketplace.errors import PluginNotFound
 from marketplace.kit.pagination import Page
+from marketplace.kit.sql import plugin_named
 from marketplace.models import (
     Category,
     DeveloperProfile,
@@ -218,7 +219,7 @@ async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) 
     """A listed plugin by id or pluginKey; anything else is 404 PLUGIN_NOT_FOUND."""
     plugin = await find_plugin(session, ref, lock=lock)
     if plugin is None or not is_listed(plugin):
-        raise PluginNotFound()
+        raise PluginNotFound(details=plugin_named(ref))
     return plugin
 
 

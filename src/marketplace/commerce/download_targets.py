@@ -20,6 +20,7 @@ from marketplace.catalog.cache import catalog_cache
 from marketplace.catalog.service import find_plugin
 from marketplace.commerce import service
 from marketplace.errors import PluginNotFound
+from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.releases import Releases, release_for_download
@@ -47,7 +48,7 @@ async def download_target(
         return target
     plugin = await find_plugin(session, ref)
     if plugin is None:
-        raise PluginNotFound()
+        raise PluginNotFound(details=plugin_named(ref))
     chosen = await service.downloadable_version(session, plugin, version_ref)
     release = await release_for_download(releases, PLUGINS, plugin, chosen)
     # Out of the session: its rollback (a 402 on this request) would expire them for all.

@@ -36,6 +36,7 @@ from marketplace.errors import (
 from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
+from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, Purchase
 from marketplace.plugins.downloads import DownloadOut, download_info
 from marketplace.publishing.releases import ReleasesDep
@@ -55,7 +56,7 @@ REPEATED: dict[int | str, dict[str, Any]] = {
 async def _existing_plugin(plugin_id: str, _user: CurrentUser, session: DbSession) -> Plugin:
     plugin = await find_plugin(session, plugin_id)
     if plugin is None:
-        raise PluginNotFound()
+        raise PluginNotFound(details=plugin_named(plugin_id))
     return plugin
 
 

@@ -200,7 +200,7 @@ async def buy(
         if earlier is not None:
             return _replay(earlier, plugin), False
     if not is_listed(plugin):
-        raise PluginNotFound()
+        raise PluginNotFound(details={"pluginKey": plugin.plugin_key})
     if plugin.is_free:
         raise PluginIsFree()
     if plugin.owner_id == user.id:

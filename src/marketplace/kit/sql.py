@@ -20,6 +20,12 @@ def is_row_id(value: str) -> bool:
     return _CANONICAL_ID.match(value) is not None
 
 
+def plugin_named(ref: str) -> dict[str, str]:
+    """An error's details naming the plugin as the request named it: `pluginKey`, or
+    `pluginId` for an id (CONTRACT 3: a path takes either; keys never look like ids)."""
+    return {"pluginId": ref} if is_row_id(ref) else {"pluginKey": ref}
+
+
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 

@@ -15,7 +15,7 @@ from marketplace.errors import (
     VersionExists,
     VersionNotFound,
 )
-from marketplace.kit.sql import is_row_id
+from marketplace.kit.sql import is_row_id, plugin_named
 from marketplace.models import Distribution, Plugin, PluginVersion
 from marketplace.publishing.kinds import (
     ItemKind,
@@ -69,6 +69,7 @@ PLUGINS = ItemKind(
     token_key=lambda plugin: plugin.plugin_key,
     not_found=PluginNotFound,
     not_owned=PluginNotOwned,
+    names=plugin_named,
     version_not_found=VersionNotFound,
     version_exists=VersionExists,
     package_invalid=PackageInvalid,

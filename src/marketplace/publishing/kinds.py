@@ -48,6 +48,10 @@ def _nothing(*_args: Any) -> None:
     return None
 
 
+def _no_names(_ref: str) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class ServedContent:
     """What a download serves, as its signed release record names it (CONTRACT 11)."""
@@ -109,6 +113,9 @@ class ItemKind(Generic[ItemT, VersionT]):
     # The pluginKey a publishing token's `plugins` list names the item by (None: the kind
     # cannot be named there, so a token limited to some plugins cannot write it).
     token_key: Callable[[ItemT], str | None] = field(default=_nothing)
+    # What an error's details name the item by, given the reference a request gave (its
+    # key or id), e.g. {"pluginKey": "weather"}; the message stays the kind's own.
+    names: Callable[[str], dict[str, str]] = field(default=_no_names)
     # Kind-specific consequences of the generic moves (default: none).
     after_version_decision: Callable[[ItemT, VersionT], None] = field(default=_nothing)
     after_take_down: Callable[[ItemT], None] = field(default=_nothing)
@@ -130,6 +137,19 @@ class ItemKind(Generic[ItemT, VersionT]):
 
     def version_column(self, name: str) -> Any:
         return getattr(self.version_model, name)
+
+    def missing(self, ref: str) -> AppError:
+        """The kind's 404 for the item a request named, naming it in the details."""
+        error = self.not_found()
+        error.details.update(self.names(ref))
+        return error
+
+    def not_theirs(self, item: ItemT) -> AppError:
+        """The kind's 403 for another developer's item, naming it by its key (keys are
+        public: publishing one that exists already says so)."""
+        error = self.not_owned()
+        error.details.update(self.names(self.key_of(item)))
+        return error
 
     def version_label(self, item: ItemT, version: str) -> str:
         return f"Version {version} of {self.key_of(item)}"

@@ -41,7 +41,7 @@ async def find_item(
     query = select(kind.item_model).where(kind.lookup_column(ref) == ref)
     item = await session.scalar(_locked(query) if lock else query)
     if item is None:
-        raise kind.not_found()
+        raise kind.missing(ref)
     return item
 
 
@@ -79,7 +79,7 @@ async def locked_version_with_item(
 
 def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
     if item.owner_id != user.id:
-        raise kind.not_owned()
+        raise kind.not_theirs(item)
     return item
 
 

@@ -85,6 +85,7 @@ SCENARIOS = ItemKind(
     key_of=lambda scenario: scenario.id,
     not_found=ScenarioNotFound,
     not_owned=ScenarioNotOwned,
+    names=lambda ref: {"scenarioId": ref},
     version_not_found=lambda: ScenarioNotFound(VERSION_NOT_FOUND),
     version_exists=ScenarioVersionExists,
     package_invalid=ScenarioValidationFailed,
