@@ -27,6 +27,17 @@ router = console_router()
 DONE = {"approved": "Plugin approved and listed.", "rejected": "Plugin rejected."}
 
 
+def waiting_text(waiting: int) -> str | None:
+    """What a rejected plugin's page says of the pending versions that wait with it."""
+    if not waiting:
+        return None
+    versions = "1 pending version waits" if waiting == 1 else f"{waiting} pending versions wait"
+    return (
+        f"{versions} with it: out of the queue until the developer resubmits the plugin, "
+        "then back in it."
+    )
+
+
 async def _render(
     request: Request,
     db: AsyncSession,
@@ -41,6 +52,10 @@ async def _render(
     versions = await queries.versions_of(db, PLUGINS, plugin.id)
     labels = await queries.reviewer_labels(db, [plugin.reviewed_by])
     done = request.query_params.get("done", "")
+    waiting = waiting_text(await queries.waiting_with_item(db, PLUGINS, plugin.id))
+    notice = DONE.get(done) if error is None else None
+    if notice and done == "rejected" and waiting:
+        notice = f"{notice} {waiting}"
     return page(
         request,
         "plugin.html",
@@ -59,7 +74,8 @@ async def _render(
         error=error,
         note=note,
         release_pending=release_pending,
-        notice=DONE.get(done) if error is None else None,
+        waiting=waiting,
+        notice=notice,
     )
 
 

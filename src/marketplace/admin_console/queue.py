@@ -96,7 +96,7 @@ async def _plugins(db: AsyncSession, at: Page, search: str | None) -> tuple[list
 def _versions_loader(pages: Any) -> Loader:
     async def load(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
         pairs, total, _ = await queries.admin_versions(
-            db, pages.kind, at, PENDING, search, oldest_first=True
+            db, pages.kind, at, PENDING, search, oldest_first=True, work_only=True
         )
         labels = await _labels(db, [item.owner_id for _, item in pairs])
         rows = [

@@ -248,7 +248,12 @@ async def review_plugin(
     session: DbSession,
     keyring: KeyringDep,
 ) -> Envelope[PluginOut]:
-    """Approve (listed; releases the newest pending version of a first publication) or reject."""
+    """Approve (listed; releases the newest pending version of a first publication) or reject.
+
+    A rejected plugin's pending versions stay pending and wait with it: GET
+    /versions/pending still lists them, the reviewer console's queue leaves them out until
+    the developer resubmits the plugin (a developer PUT), and the plugin's console page
+    says how many wait."""
     if body.approved:
         await plugin_review.approve_plugin(
             session,

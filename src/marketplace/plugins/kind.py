@@ -81,6 +81,7 @@ PLUGINS = ItemKind(
     manifest_required=True,
     item_search=lambda: (Plugin.plugin_key, Plugin.name, Plugin.name_zh),
     version_search=lambda: (PluginVersion.version, Plugin.plugin_key, Plugin.name, Plugin.name_zh),
+    versions_wait_with_item=True,
     after_take_down=_stop_distribution,
     review_subject=review_subject,
     served_content=served_content,

@@ -116,6 +116,9 @@ class ItemKind(Generic[ItemT, VersionT]):
     # What an error's details name the item by, given the reference a request gave (its
     # key or id), e.g. {"pluginKey": "weather"}; the message stays the kind's own.
     names: Callable[[str], dict[str, str]] = field(default=_no_names)
+    # Whether the item is reviewed itself, so that its pending versions wait with it while
+    # it is rejected: no reviewer's work until the developer resubmits the item (plugins).
+    versions_wait_with_item: bool = False
     # Kind-specific consequences of the generic moves (default: none).
     after_version_decision: Callable[[ItemT, VersionT], None] = field(default=_nothing)
     after_take_down: Callable[[ItemT], None] = field(default=_nothing)

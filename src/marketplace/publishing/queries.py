@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, false, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.kit.pagination import Page
@@ -91,6 +91,32 @@ async def admin_items(
     return [row[0] for row in rows], total, counts
 
 
+def waits_with_item(kind: Kind[ItemT, VersionT]) -> ColumnElement[bool]:
+    """A pending version of a rejected item, for kinds whose versions wait with their item
+    (`ItemKind.versions_wait_with_item`; never for the others). Such a version is kept (its
+    number is taken for good) and the API's pending list still shows it, but it is no
+    reviewer's work until the developer resubmits the item. Needs the item joined."""
+    if not kind.versions_wait_with_item:
+        return false()
+    return and_(
+        kind.version_column("review_status") == ReviewStatus.PENDING.value,
+        kind.item_column("review_status") == ReviewStatus.REJECTED.value,
+    )
+
+
+async def waiting_with_item(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
+) -> int:
+    """How many versions of the item wait with it (`waits_with_item`)."""
+    query = (
+        select(func.count())
+        .select_from(kind.version_model)
+        .join(kind.item_model, kind.item_column("id") == kind.parent)
+        .where(kind.parent == item_id, waits_with_item(kind))
+    )
+    return await session.scalar(query) or 0
+
+
 async def admin_versions(
     session: AsyncSession,
     kind: Kind[ItemT, VersionT],
@@ -99,12 +125,16 @@ async def admin_versions(
     search: str | None,
     *,
     oldest_first: bool = False,
+    work_only: bool = False,
 ) -> tuple[list[tuple[VersionT, ItemT]], int, dict[str, int]]:
     """The version queue across items, newest first (or oldest first, the order a reviewer
-    works through it), with counts per review status."""
+    works through it), with counts per review status. `work_only` leaves out the versions
+    that wait with their item (the console's queue); the API's list keeps them (seed 4.5)."""
     base = select(kind.version_model, kind.item_model).join(
         kind.item_model, kind.item_column("id") == kind.parent
     )
+    if work_only:
+        base = base.where(not_(waits_with_item(kind)))
     rows, total, counts = await _paged_with_counts(
         session,
         _searching(base, kind.version_search(), search),
