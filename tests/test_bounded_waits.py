@@ -284,6 +284,61 @@ async def test_an_upload_answers_503_when_the_store_never_answers(
     assert count == 0
 
 
+async def test_an_upload_ends_at_the_store_write_deadline_when_the_store_hangs(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    settings: Settings,
+    aws_env: None,
+    silent_port: int,
+) -> None:
+    # Each read's timeout alone would hold the upload for minutes (60 s, two attempts, for
+    # each call); the whole write's deadline ends it, well inside the guard.
+    store = S3BlobStore(
+        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+        connect_timeout=60,
+        read_timeout=60,
+        write_deadline=1.0,
+    )
+    dev = await factory.developer()
+    plugin = await publish(client, dev, type="tool", category="utility")
+    app.state.blob_store = store
+    manifest = {"id": plugin["pluginKey"], "version": "1.0.0", "main": "index.js"}
+    data = package({**manifest, "category": "utility", "type": "tool"}, {"index.js": b"1\n"})
+    try:
+        response = await guarded(
+            client.post(
+                f"/api/v1/developer/plugins/{plugin['id']}/upload-version",
+                data={"version": "1.0.0", "changelog": "first"},
+                files={"file": ("plugin.tar.gz", data, "application/gzip")},
+                headers=dev.headers,
+            )
+        )
+    finally:
+        await store.aclose()
+
+    error = unavailable(response)
+    assert error["message"] == "The file store did not take the package within 1 s; retry later"
+    async with sessionmaker() as session:
+        count = await session.scalar(
+            select(func.count())
+            .select_from(PluginVersion)
+            .where(PluginVersion.plugin_id == plugin["id"])
+        )
+    assert count == 0
+    # The upload's temporary file is gone with the request.
+    assert list((settings.data_dir / "uploads").glob("upload-*")) == []
+
+
+def test_the_default_write_deadline_is_the_largest_package_at_a_slow_healthy_link() -> None:
+    settings = Settings(plugin_package_max_mb=100, scenario_package_max_mb=50)
+    assert settings.storage_write_deadline_seconds == 10 + 100 / 4
+    larger = Settings(plugin_package_max_mb=400)
+    assert larger.storage_write_deadline_seconds == 10 + 400 / 4
+    assert Settings(storage_write_timeout_seconds=7).storage_write_deadline_seconds == 7
+
+
 async def test_readyz_answers_within_its_bound_when_the_store_hangs(
     app: FastAPI, client: httpx.AsyncClient, aws_env: None, silent_port: int
 ) -> None:

@@ -17,6 +17,13 @@ from marketplace_rules.limits import (
     SCENARIO_PACKAGE_MAX_MIB,
 )
 
+# A whole package write to the object store: connecting, the first answer, the multipart
+# setup and its completion fit in the base; the bytes go at a slow but healthy link between
+# the API host and the store (32 Mbit/s: a cross-region link or a busy gateway; within a
+# region S3 takes 50+ MiB/s). 100 MiB packages: 10 + 25 = 35 s.
+STORAGE_WRITE_BASE_SECONDS = 10.0
+SLOW_STORE_LINK_BYTES_PER_SECOND = 4 * MIB
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -53,6 +60,10 @@ class Settings(BaseSettings):
     storage_connect_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     # The wait for each read from S3 (a response, or the next part of one), not a whole upload.
     storage_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # The deadline of a whole package write to S3 (on top of each read's timeout): past it the
+    # upload answers 503. Unset: the largest package at a slow but healthy link, see
+    # `storage_write_deadline_seconds` and docs/deploy.md.
+    storage_write_timeout_seconds: float | None = Field(default=None, gt=0, le=86400)
     # /readyz bounds each of its checks by this, so a probe never hangs.
     ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
     # Browse's q from each process's own Tantivy index (catalog.search_index); off: SQL.
@@ -101,6 +112,14 @@ class Settings(BaseSettings):
     @property
     def scenario_package_max_bytes(self) -> int:
         return self.scenario_package_max_mb * MIB
+
+    @property
+    def storage_write_deadline_seconds(self) -> float:
+        """The set deadline, or the largest package's time at a slow but healthy link."""
+        if self.storage_write_timeout_seconds is not None:
+            return self.storage_write_timeout_seconds
+        largest = max(self.plugin_package_max_bytes, self.scenario_package_max_bytes)
+        return STORAGE_WRITE_BASE_SECONDS + largest / SLOW_STORE_LINK_BYTES_PER_SECOND
 
     @property
     def icon_max_bytes(self) -> int:

@@ -28,6 +28,7 @@ def make_blob_store(settings: Settings) -> BlobStore:
             parse_s3_url(url),
             connect_timeout=settings.storage_connect_timeout_seconds,
             read_timeout=settings.storage_read_timeout_seconds,
+            write_deadline=settings.storage_write_deadline_seconds,
         )
     raise ValueError(f"unsupported storage URL scheme {scheme!r}; use file:// or s3://")
 

@@ -113,9 +113,15 @@ def _is_outage(error: Exception) -> bool:
 
 class S3BlobStore:
     def __init__(
-        self, config: S3Config, *, connect_timeout: float = 5.0, read_timeout: float = 30.0
+        self,
+        config: S3Config,
+        *,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 30.0,
+        write_deadline: float = 35.0,
     ) -> None:
         self.config = config
+        self.write_deadline = write_deadline
         self._write_checked_at = -_WRITE_CHECK_SECONDS  # never yet
         botocore_config = Config(
             signature_version="s3v4",
@@ -199,10 +205,13 @@ class S3BlobStore:
     async def _probe(self, func: Any, /, **kwargs: Any) -> Any:
         return await self._run(func, abandon_on_cancel=True, **kwargs)
 
-    async def _head(self, key: str) -> dict[str, Any] | None:
+    async def _head(self, key: str, *, abandon_on_cancel: bool = False) -> dict[str, Any] | None:
         try:
             head: dict[str, Any] = await self._run(
-                self._client.head_object, Bucket=self.config.bucket, Key=self._object_key(key)
+                self._client.head_object,
+                abandon_on_cancel=abandon_on_cancel,
+                Bucket=self.config.bucket,
+                Key=self._object_key(key),
             )
         except ClientError as error:
             if _is_not_found(error):
@@ -211,15 +220,33 @@ class S3BlobStore:
         return head
 
     async def put_file(self, key: str, path: Path, *, content_type: str, sha256: str) -> None:
+        """Store the file under its content key, all within `write_deadline` seconds.
+
+        Each call's reads are bounded by the read timeout, but a store that answers slowly,
+        or hangs between retries, could hold the upload (and the item's lock) for minutes.
+        Past the deadline: StorageUnavailable (503). The call's thread is abandoned to its
+        own timeouts; an object it still completes is unreferenced, and gc removes it.
+        """
         if key != blob_key(sha256):
             raise ValueError("key must be blob_key(sha256)")
+        try:
+            with anyio.fail_after(self.write_deadline):
+                await self._put_file(key, path, content_type=content_type, sha256=sha256)
+        except TimeoutError:
+            raise StorageUnavailable(
+                f"The file store did not take the package within {self.write_deadline:g} s; "
+                "retry later"
+            ) from None
+
+    async def _put_file(self, key: str, path: Path, *, content_type: str, sha256: str) -> None:
         object_key = self._object_key(key)
-        head = await self._head(key)
+        head = await self._head(key, abandon_on_cancel=True)
         if head is not None:
             # Same key, same bytes: copy the object onto itself only to renew LastModified,
             # so gc does not remove it before the caller's row commits.
             await self._run(
                 self._client.copy_object,
+                abandon_on_cancel=True,
                 Bucket=self.config.bucket,
                 Key=object_key,
                 CopySource={"Bucket": self.config.bucket, "Key": object_key},
@@ -231,6 +258,7 @@ class S3BlobStore:
         # S3 makes an object visible only once the whole upload (multipart too) completes.
         await self._run(
             self._client.upload_file,
+            abandon_on_cancel=True,
             Filename=str(path),
             Bucket=self.config.bucket,
             Key=object_key,
