@@ -57,7 +57,7 @@ def _references(page: str) -> list[str]:
         (
             "/redoc",
             {
-                "/static-offline-docs/redoc.standalone.js",
+                "/redoc/redoc.standalone.js",
                 "/static-offline-docs/favicon.png",
                 "/openapi.json",
             },
@@ -87,3 +87,25 @@ async def test_an_unknown_docs_asset_is_the_enveloped_404(client: httpx.AsyncCli
     response = await client.get("/static-offline-docs/missing.js")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+_REMOTE = re.compile(r"https?://[^/\s'\"`]+")
+# What a script's text fetches by itself: an image or script source, a CSS url() or @import.
+_REMOTE_LOADS = re.compile(
+    r"""(?:src\s*[:=]\s*|url\(\s*|@import\s+)['"]?(https?://[^'"\s)]+)""", re.IGNORECASE
+)
+
+
+async def test_redoc_asks_no_other_host_for_anything(client: httpx.AsyncClient) -> None:
+    """The page names no other host, and neither does its script for what it loads (the
+    stock ReDoc script loads its sidebar logo from cdn.redoc.ly)."""
+    response = await client.get("/redoc")
+    assert response.status_code == 200
+    assert _REMOTE.findall(response.text) == []
+    scripts = [ref for ref in _references(response.text) if ref.endswith(".js")]
+    assert scripts == ["/redoc/redoc.standalone.js"]
+    script = await client.get(scripts[0])
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert _REMOTE_LOADS.findall(script.text) == []
+    assert "cdn.redoc.ly" not in script.text and "fonts.googleapis" not in script.text

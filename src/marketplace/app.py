@@ -36,6 +36,7 @@ from marketplace.commerce.purchases import caller_purchase_states, purchase_stat
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
 from marketplace.kit.errors_http import install_error_handlers
+from marketplace.kit.front import router as front_router
 from marketplace.kit.methods import AllowedMethodsMiddleware
 from marketplace.kit.request_guard import RequestGuardMiddleware
 from marketplace.kit.responses import JSONBytes
@@ -85,8 +86,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await shutdown(app)
 
     # /docs and /redoc with Swagger UI and ReDoc served from the package, not a CDN: the
-    # documentation loads on a machine without internet access.
+    # documentation loads on a machine without internet access (/redoc from kit.front,
+    # whose copy of the script loads no logo from a CDN either).
     app = FastAPIOffline(
+        redoc_url=None,
         title="Plugin and Scenario Marketplace",
         version="1.0.0",
         description="Developer publishing, administrator review and client distribution.",
@@ -127,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scenario_public_router)
     app.include_router(limits_router)
     app.include_router(console_router)
+    app.include_router(front_router)
     _add_operations_routes(app)
     install_optional_auth_in_openapi(app)
     install_error_codes_in_openapi(app)

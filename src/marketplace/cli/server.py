@@ -117,6 +117,15 @@ def listen_address(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+# A server bound to every interface is reached from this machine's browser at loopback.
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # noqa: S104 (read, not bound)
+
+
+def console_address(host: str, port: int) -> str:
+    """Where a browser on this machine finds the reviewer console."""
+    return f"{listen_address(_WILDCARDS.get(host, host), port)}/console"
+
+
 def database_for_display(url: str) -> str:
     """The database URL with its password (if any) replaced by ***."""
     from sqlalchemy.engine import make_url
@@ -136,7 +145,8 @@ def _log_where(settings: Settings, host: str, port: int, workers: int) -> None:
     from marketplace.observability import configure_logging
 
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
-    structlog.get_logger().info(
+    log = structlog.get_logger()
+    log.info(
         "serving",
         logger="marketplace.serve",
         address=listen_address(host, port),
@@ -144,6 +154,9 @@ def _log_where(settings: Settings, host: str, port: int, workers: int) -> None:
         data_dir=str(settings.data_dir.resolve()),
         workers=workers,
     )
+    console = console_address(host, port)
+    # A sentence, like uvicorn's "Uvicorn running on ...": the address a person looks for.
+    log.info(f"Reviewer console at {console}", logger="marketplace.serve", console=console)
 
 
 @db_app.command("upgrade")
