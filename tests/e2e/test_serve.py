@@ -97,7 +97,7 @@ def test_user_create_lists_every_bad_option_at_once(server: LiveServer) -> None:
     )  # fmt: skip
     assert bad.returncode == 1
     assert bad.stderr.splitlines() == [
-        "error: --email: not a valid e-mail address",
+        "error: --email: not a valid e-mail address (name@example.com)",
         "error: --password: must be at most 128 characters",
         "error: --name: must not be empty",
     ]

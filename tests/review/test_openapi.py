@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from marketplace_rules.emails import EMAIL_MAX_LENGTH, EMAIL_PATTERN
+
 ENVELOPE = {"$ref": "#/components/schemas/ErrorEnvelope"}
 PREFIXES = ("/api/v1/auth", "/api/v1/developer", "/api/v1/admin", "/api/v1/plugins")
 
@@ -130,7 +132,8 @@ def _parameter(document: dict[str, Any], path: str, name: str) -> dict[str, Any]
 )
 def test_emails_are_documented_as_emails(document: dict[str, Any], model: str, field: str) -> None:
     schema = _schema(document, model, field)
-    assert (schema["format"], schema["maxLength"]) == ("email", 320)
+    assert (schema["format"], schema["maxLength"]) == ("email", EMAIL_MAX_LENGTH)
+    assert schema["pattern"] == EMAIL_PATTERN
     assert re.fullmatch(schema["pattern"].strip("^$"), "dev@example.com")
     assert not re.fullmatch(schema["pattern"].strip("^$"), "dev@localhost")
 
