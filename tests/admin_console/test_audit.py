@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
+from fastapi import FastAPI
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.models import AuditLog
-from tests.admin_console.helpers import logged_in, text_of
+from marketplace.models import AuditLog, Role
+from tests.admin_console.helpers import logged_in, scenario_with_version, text_of
 from tests.factories import Account, Factory
 
 DAY = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -134,5 +138,112 @@ async def test_pages_of_fifty(
     assert 'href="/console/audit?action=REVIEW_APPROVE&amp;page=2"' in first.text
     second = await client.get("/console/audit", params={"action": "REVIEW_APPROVE", "page": "2"})
     assert "p-004" in second.text and "p-054" not in second.text
+    unfiltered = await client.get("/console/audit")
+    assert "Page 1 of 2 · 55 in all" in text_of(unfiltered.text)
+    api = await client.get("/api/v1/admin/audit-logs", headers=admin.headers)
+    assert api.json()["data"]["total"] == 55
     bad = await client.get("/console/audit", params={"page": "0"})
     assert bad.status_code == 400
+
+
+async def test_the_log_names_actors_and_items_instead_of_ids(
+    client: httpx.AsyncClient, factory: Factory, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    admin = await factory.user(Role.ADMIN, name="Ada Reviewer", email="ada@example.com")
+    plugin = await factory.plugin(plugin_key="weather-tool", review_status="pending")
+    version = await factory.version(plugin, "1.2.0", review_status="pending")
+    scenario_version = await scenario_with_version(
+        sessionmaker, await factory.developer(), "morning-brief", "2.0.0"
+    )
+    for path, body in [
+        (
+            f"/api/v1/admin/plugins/{plugin.id}/review",
+            {"approved": True, "approvePendingVersion": False},
+        ),
+        (f"/api/v1/admin/plugins/versions/{version.id}/review", {"approved": True}),
+        (
+            f"/api/v1/admin/scenarios/versions/{scenario_version.id}/review",
+            {"approved": False, "reviewNote": "too broad"},
+        ),
+    ]:
+        assert (await client.post(path, json=body, headers=admin.headers)).status_code == 200
+    gone = "0a4b6c8d-0000-4000-8000-000000000000"  # a record outlives what it describes
+    async with sessionmaker() as db:
+        db.add(
+            AuditLog(
+                action="REVIEW_REJECT",
+                actor_id=admin.id,
+                resource_type="plugin",
+                resource_id=gone,
+                outcome="rejected",
+                trigger="admin",
+                created_at=DAY,
+            )
+        )
+        await db.commit()
+    await logged_in(client, admin)
+
+    response = await client.get("/console/audit")
+    assert response.status_code == 200
+    page = response.text
+    rows = re.findall(r"<tr>(.*?)</tr>", page, re.DOTALL)[1:]  # after the header row
+    shown = [text_of(row) for row in rows]
+    assert [" ".join(s.split()[3:]) for s in shown] == [
+        "REVIEW_REJECT scenario_version morning-brief 2.0.0 admin Ada Reviewer ada@example.com too broad",
+        "REVIEW_APPROVE plugin_version weather-tool 1.2.0 admin Ada Reviewer ada@example.com",
+        "REVIEW_APPROVE plugin weather-tool admin Ada Reviewer ada@example.com",
+        f"REVIEW_REJECT plugin {gone} admin Ada Reviewer ada@example.com",
+    ]
+    # Where the item is gone, its id; the ids stay at hand in the links and on hover.
+    assert (
+        f'href="/console/plugins/versions/{version.id}" class="subject" title="{version.id}"'
+        in page
+    )
+    assert f'<span class="actor" title="{admin.id}">Ada Reviewer</span>' in page
+    assert version.id not in text_of(page) and admin.id not in text_of(page)
+
+
+async def test_a_plugin_page_names_its_history_too(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    admin = await factory.user(Role.ADMIN, name="Ada Reviewer")
+    plugin = await factory.plugin(plugin_key="weather-tool", review_status="pending")
+    version = await factory.version(plugin, "1.0.0", review_status="pending")
+    response = await client.post(
+        f"/api/v1/admin/plugins/{plugin.id}/review", json={"approved": True}, headers=admin.headers
+    )
+    assert response.status_code == 200
+    await logged_in(client, admin)
+    history = (await client.get(f"/console/plugins/{plugin.id}")).text
+    audit = text_of(history[history.index('id="audit"') :])
+    assert "plugin_version weather-tool 1.0.0 linkage Ada Reviewer" in audit
+    assert "plugin weather-tool admin Ada Reviewer" in audit
+    assert version.id not in audit
+
+
+async def test_names_cost_no_query_per_row(
+    client: httpx.AsyncClient,
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    app: FastAPI,
+) -> None:
+    admin = await factory.admin()
+    await _records(sessionmaker, admin, await factory.admin())
+    await logged_in(client, admin)
+    statements: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        assert (await client.get("/console/audit")).status_code == 200
+        with_four = len(statements)
+        await _records(sessionmaker, admin, await factory.admin())
+        statements.clear()
+        assert (await client.get("/console/audit")).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert len(statements) == with_four  # eight rows cost what four did
+    assert len([s for s in statements if "audit_logs" in s]) == 2  # the count and the page

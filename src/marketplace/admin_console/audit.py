@@ -13,14 +13,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.admin_console.deps import ConsoleReviewer
-from marketplace.admin_console.history import with_actors
+from marketplace.admin_console.history import named_audit_page
 from marketplace.admin_console.http import console_router, page
 from marketplace.admin_console.kinds import AUDIT_LINKS, PLUGIN_PAGES, SCENARIO_PAGES
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import is_row_id
 from marketplace.models import User
-from marketplace.publishing.audit import Action, audit_logs
+from marketplace.publishing.audit import Action, audit_query, count_of
 
 router = console_router()
 
@@ -125,9 +125,7 @@ async def audit_page(
         # No such account: nothing it did, said plainly rather than ignoring the filter.
         context["error"] = f"No account has the e-mail {filters.actor}."
         return page(request, "audit.html", **context)
-    entries, total = await audit_logs(
-        db,
-        Page(page_number, PAGE_SIZE),
+    query = audit_query(
         resource_type=resource_type or None,
         resource_id=None,
         action=action or None,
@@ -135,8 +133,9 @@ async def audit_page(
         since=_start_of(first) if first else None,
         before=_start_of(last + timedelta(days=1)) if last else None,
     )
+    total = await count_of(db, query)
     context |= {
-        "rows": await with_actors(db, entries),
+        "rows": await named_audit_page(db, query, Page(page_number, PAGE_SIZE)),
         "total": total,
         "pages": max(1, ceil(total / PAGE_SIZE)),
     }

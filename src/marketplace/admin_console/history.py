@@ -6,21 +6,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
-from marketplace.models import AuditLog, ReviewStatus
-from marketplace.publishing import queries
-from marketplace.publishing.audit import resource_history
+from marketplace.kit.pagination import Page
+from marketplace.models import (
+    AuditLog,
+    Plugin,
+    PluginVersion,
+    ReviewStatus,
+    ScenarioVersion,
+    User,
+)
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.audit import NEWEST_FIRST, history_query
 from marketplace.publishing.kinds import ItemKind
+from marketplace.scenarios.kind import SCENARIOS
 
 REJECTIONS_SHOWN = 10
+HISTORY_SHOWN = 200
+SYSTEM = "system"
 
 
 @dataclass(frozen=True)
 class AuditRow:
+    """An audit record with names where its ids point: the actor's name and e-mail, and
+    what the record is about (a plugin's key, "key version" for a version; a scenario's id
+    is its key). A name is None where its row is gone (records outlive what they describe):
+    the page shows the id then."""
+
     entry: AuditLog
-    actor: str
+    actor: str  # name, else e-mail, else id (seed 2.1); "system" for the service itself
+    actor_email: str | None
+    subject: str | None
 
 
 async def developer_rejections(
@@ -44,12 +63,64 @@ async def developer_rejections(
 async def item_audit(
     db: AsyncSession, kind: ItemKind[Any, Any], item_id: str, version_ids: list[str]
 ) -> list[AuditRow]:
-    entries = await resource_history(db, {kind.name: [item_id], kind.version_resource: version_ids})
-    return await with_actors(db, entries)
+    query = history_query({kind.name: [item_id], kind.version_resource: version_ids})
+    if query is None:
+        return []
+    return await named_audit(db, query.order_by(*NEWEST_FIRST).limit(HISTORY_SHOWN))
 
 
-async def with_actors(db: AsyncSession, entries: list[AuditLog]) -> list[AuditRow]:
-    labels = await queries.reviewer_labels(db, (e.actor_id for e in entries))
-    return [
-        AuditRow(e, labels.get(e.actor_id, e.actor_id) if e.actor_id else "system") for e in entries
-    ]
+async def named_audit_page(db: AsyncSession, query: Select[AuditLog], page: Page) -> list[AuditRow]:
+    """A page of `query`'s records, newest first, with their names."""
+    return await named_audit(db, query.order_by(*NEWEST_FIRST).offset(page.offset).limit(page.size))
+
+
+def _with_names(query: Select[AuditLog]) -> Select[*tuple[Any, ...]]:
+    """`query` with the actor and the record's subject joined: one query for a page."""
+    actor = aliased(User)
+    plugin = aliased(Plugin)
+    plugin_version = aliased(PluginVersion)
+    version_plugin = aliased(Plugin)
+    scenario_version = aliased(ScenarioVersion)
+    kind = AuditLog.resource_type
+    return (
+        query.add_columns(
+            actor.name,
+            actor.email,
+            func.coalesce(plugin.plugin_key, version_plugin.plugin_key),
+            plugin_version.version,
+            scenario_version.scenario_id,
+            scenario_version.version,
+        )
+        .outerjoin(actor, actor.id == AuditLog.actor_id)
+        .outerjoin(plugin, and_(kind == PLUGINS.name, plugin.id == AuditLog.resource_id))
+        .outerjoin(
+            plugin_version,
+            and_(kind == PLUGINS.version_resource, plugin_version.id == AuditLog.resource_id),
+        )
+        .outerjoin(version_plugin, version_plugin.id == plugin_version.plugin_id)
+        .outerjoin(
+            scenario_version,
+            and_(kind == SCENARIOS.version_resource, scenario_version.id == AuditLog.resource_id),
+        )
+    )
+
+
+async def named_audit(db: AsyncSession, query: Select[AuditLog]) -> list[AuditRow]:
+    rows = []
+    for entry, name, email, plugin_key, version, scenario_id, scenario_version in (
+        await db.execute(_with_names(query))
+    ).all():
+        if entry.resource_type == SCENARIOS.name:
+            subject = entry.resource_id  # a scenario's id is its key
+        elif scenario_id is not None:
+            subject = f"{scenario_id} {scenario_version}"
+        elif plugin_key is not None:
+            subject = f"{plugin_key} {version}" if version is not None else plugin_key
+        else:
+            subject = None
+        if entry.actor_id is None:
+            actor = SYSTEM
+        else:
+            actor = name or email or entry.actor_id
+        rows.append(AuditRow(entry, actor, email, subject))
+    return rows

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Collection, Mapping
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.kit.pagination import Page
@@ -78,9 +78,11 @@ def record_takedown(
     return entry
 
 
-async def audit_logs(
-    session: AsyncSession,
-    page: Page,
+# Newest first; the id breaks ties, so pages never overlap.
+NEWEST_FIRST = (AuditLog.created_at.desc(), AuditLog.id)
+
+
+def audit_query(
     *,
     resource_type: str | None,
     resource_id: str | None,
@@ -88,8 +90,9 @@ async def audit_logs(
     actor_id: str | None = None,
     since: datetime | None = None,
     before: datetime | None = None,
-) -> tuple[list[AuditLog], int]:
-    """Newest first, filtered by resource, action, actor and time (since <= t < before)."""
+) -> Select[AuditLog]:
+    """The records filtered by resource, action, actor and time (since <= t < before),
+    unordered: a caller may join more to it (the console names actors and resources)."""
     query = select(AuditLog)
     if resource_type:
         query = query.where(AuditLog.resource_type == resource_type)
@@ -103,28 +106,45 @@ async def audit_logs(
         query = query.where(AuditLog.created_at >= since)
     if before is not None:
         query = query.where(AuditLog.created_at < before)
-    total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
-    rows = await session.scalars(
-        query.order_by(AuditLog.created_at.desc(), AuditLog.id).offset(page.offset).limit(page.size)
+    return query
+
+
+async def count_of(session: AsyncSession, query: Select[AuditLog]) -> int:
+    # Keep the FROM: without a filter, count() alone names no table ("SELECT count(*)": 1).
+    counting = query.with_only_columns(func.count(), maintain_column_froms=True)
+    return await session.scalar(counting.order_by(None)) or 0
+
+
+async def audit_logs(
+    session: AsyncSession,
+    page: Page,
+    *,
+    resource_type: str | None,
+    resource_id: str | None,
+    action: str | None,
+    actor_id: str | None = None,
+    since: datetime | None = None,
+    before: datetime | None = None,
+) -> tuple[list[AuditLog], int]:
+    """A page of `audit_query`, newest first, and its total."""
+    query = audit_query(
+        resource_type=resource_type,
+        resource_id=resource_id,
+        action=action,
+        actor_id=actor_id,
+        since=since,
+        before=before,
     )
-    return list(rows), total
+    rows = await session.scalars(query.order_by(*NEWEST_FIRST).offset(page.offset).limit(page.size))
+    return list(rows), await count_of(session, query)
 
 
-async def resource_history(
-    session: AsyncSession, resources: Mapping[str, Collection[str]], *, limit: int = 200
-) -> list[AuditLog]:
-    """The records of several resources, by type (an item and its versions), newest first."""
+def history_query(resources: Mapping[str, Collection[str]]) -> Select[AuditLog] | None:
+    """The records of several resources, by type (an item and its versions), unordered;
+    None when no resource is named."""
     wanted = [
         and_(AuditLog.resource_type == resource_type, AuditLog.resource_id.in_(ids))
         for resource_type, ids in resources.items()
         if ids
     ]
-    if not wanted:
-        return []
-    rows = await session.scalars(
-        select(AuditLog)
-        .where(or_(*wanted))
-        .order_by(AuditLog.created_at.desc(), AuditLog.id)
-        .limit(limit)
-    )
-    return list(rows)
+    return select(AuditLog).where(or_(*wanted)) if wanted else None
