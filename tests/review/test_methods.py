@@ -8,6 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.factories import Factory
+from tests.helpers import ok
+from tests.plugins.helpers import publish
+
 SAMPLE = "x1"
 
 
@@ -22,12 +26,16 @@ def _concrete(template: str) -> str:
 
 
 def _expected_allow(document: dict[str, Any], path: str) -> set[str]:
-    """Methods of every documented path that the concrete path also matches."""
+    """As OpenAPI matches paths: a documented concrete path's own methods, else those of
+    every documented template the path matches."""
     methods: set[str] = {"OPTIONS"}
-    for template, item in document["paths"].items():
-        pattern = "^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$"
-        if re.match(pattern, path):
-            methods |= {m.upper() for m in item}
+    if path in document["paths"]:
+        methods |= {m.upper() for m in document["paths"][path]}
+    else:
+        for template, item in document["paths"].items():
+            pattern = "^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$"
+            if re.match(pattern, path):
+                methods |= {m.upper() for m in item}
     if "GET" in methods:
         methods.add("HEAD")
     return methods
@@ -95,3 +103,39 @@ async def test_trailing_slash_is_not_found_not_a_redirect(
         "success": False,
         "error": {"code": "NOT_FOUND", "message": "Not found", "details": {}},
     }
+
+
+UNDOCUMENTED = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+async def test_every_other_method_of_every_documented_path_is_405_with_the_documented_allow(
+    client: httpx.AsyncClient, document: dict[str, Any]
+) -> None:
+    wrong = {}
+    for template, item in document["paths"].items():
+        path = _concrete(template)
+        expected = _expected_allow(document, path)
+        for method in UNDOCUMENTED:
+            if method.lower() in item:
+                continue
+            response = await client.request(method, path)
+            allow = {m.strip() for m in response.headers.get("allow", "").split(",")}
+            if response.status_code != 405 or allow != expected:
+                wrong[f"{method} {path}"] = (response.status_code, sorted(allow))
+    assert wrong == {}
+
+
+async def test_a_concrete_path_is_not_taken_by_a_template_for_its_missing_methods(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    plugin = await publish(client, dev, pluginKey="publish")
+
+    response = await client.delete("/api/v1/developer/plugins/publish", headers=dev.headers)
+
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert response.headers["allow"] == "POST, OPTIONS"
+    # The plugin whose key is "publish" is still there, and reachable by its id.
+    detail = await client.get(f"/api/v1/developer/plugins/{plugin['id']}", headers=dev.headers)
+    assert ok(detail)["pluginKey"] == "publish"
