@@ -35,7 +35,7 @@ def _log() -> structlog.stdlib.BoundLogger:
 
 # Paths that answer without the database: probes, metrics and the API's documentation.
 _NO_DATABASE_PATHS: Final = frozenset(
-    {"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"}
+    {"/", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"}
 )
 _NO_DATABASE_PREFIXES: Final = ("/static-offline-docs/", "/docs/", "/redoc/")
 

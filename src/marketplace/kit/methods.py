@@ -48,7 +48,7 @@ def concrete_paths(routes: Any) -> dict[str, frozenset[str]]:
     """Each concrete (parameter-free) path and the methods its routes serve."""
     paths: dict[str, set[str]] = {}
     for route in iter_route_contexts(routes):
-        if route.methods and not route.param_convertors:
+        if route.methods and route.path is not None and not route.param_convertors:
             paths.setdefault(route.path, set()).update(route.methods)
     return {path: frozenset(methods) for path, methods in paths.items()}
 
