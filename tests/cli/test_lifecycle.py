@@ -119,7 +119,7 @@ def test_update_needs_a_plugin_or_all(tmp_path: Path, fake: FakeApi, invoke: Inv
         )
     missing = invoke(["update", KEY, "--dir", str(tmp_path)])
     assert missing.exit_code == 1
-    assert missing.stderr.strip() == f"error: NOT_INSTALLED: {KEY} is not installed in {tmp_path}"
+    assert missing.stderr.startswith(f"error: NOT_INSTALLED: {KEY} is not installed in {tmp_path};")
     assert fake.calls() == []
 
 
@@ -325,7 +325,7 @@ def test_uninstall_never_deletes_a_folder_without_a_registry_entry(
     result = invoke(["uninstall", "src", "--dir", str(tmp_path)], auth=False)
 
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"error: NOT_INSTALLED: src is not installed in {tmp_path}"
+    assert result.stderr.startswith(f"error: NOT_INSTALLED: src is not installed in {tmp_path};")
     assert (tmp_path / "src" / "main.py").read_text() == "print(1)\n"
 
 

@@ -44,6 +44,9 @@ FormFiles = Mapping[str, tuple[str, IO[bytes], str]]
 class ApiError(CliError):
     """An error answered by the service (or a failure to reach it: status 0)."""
 
+    # A refusal of a publishing token's scopes (token_refusal): not a matter of role.
+    refused_token = False
+
     def __init__(
         self, status: int, code: str, message: str, details: dict[str, Any] | None = None
     ) -> None:
@@ -125,7 +128,9 @@ def token_refusal(error: ApiError) -> ApiError:
     message = f"{lead}: {error.message}"
     if error.status == 401:
         message += f"; {RECOVER_PAT}"
-    return ApiError(error.status, error.code, message, error.details)
+    refusal = ApiError(error.status, error.code, message, error.details)
+    refusal.refused_token = True
+    return refusal
 
 
 def auth_refusal(error: ApiError, kind: CredentialKind) -> ApiError:
@@ -156,9 +161,12 @@ def retry_delay(response: httpx.Response) -> float | None:
     return seconds
 
 
-def _network_error(exc: httpx.TransportError, url: str) -> ApiError:
+def _network_error(exc: httpx.TransportError, url: str, service: str | None) -> ApiError:
+    """`service`: the service's address when `url` is on it (None: a presigned download URL
+    on another host, such as object storage)."""
     reason = str(exc) or type(exc).__name__
-    return ApiError(0, "NETWORK_ERROR", f"cannot reach {url}: {reason}")
+    details = {"url": url, "service": service}
+    return ApiError(0, "NETWORK_ERROR", f"cannot reach {url}: {reason}", details)
 
 
 # Given the token a 401 refused, a renewed one (or None): the stored login's refresh.
@@ -254,7 +262,7 @@ class ApiClient:
                     method, path, params=params, json=json, data=data, files=files
                 )
             except httpx.TransportError as exc:
-                raise _network_error(exc, self.backend) from exc
+                raise _network_error(exc, self.backend, self.backend) from exc
             delay = retry_delay(response)
             if delay is None or attempt == RATE_LIMIT_RETRIES:
                 break
@@ -324,7 +332,8 @@ class ApiClient:
                     sink.write(chunk)
                     on_progress(size)
         except httpx.TransportError as exc:
-            raise _network_error(exc, target) from exc
+            on_service = target.startswith(self.backend + "/")
+            raise _network_error(exc, target, self.backend if on_service else None) from exc
         return digest.hexdigest(), size
 
 

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 
 class CliError(Exception):
     """A failure shown to the user as `CODE: message` and a non-zero exit."""
 
     exit_code = 1  # a kind of failure scripts must tell apart overrides it
+    # Set once `next_steps.explain` named the item and added the next step.
+    explained = False
 
     def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.details: dict[str, Any] = details or {}
+
+    def with_message(self, message: str) -> Self:
+        """The same error (class, code, details, status) saying `message`."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = (message,)
+        clone.message = message
+        return clone
 
     def headline(self) -> str:
         """The first line of the error as printed."""

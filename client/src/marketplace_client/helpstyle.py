@@ -1,18 +1,28 @@
-"""Readable help: value names (metavars) derived from each parameter, set in one place.
+"""Readable help and usage errors, set in one place by the root group.
 
+Value names (metavars) derived from each parameter:
 Typer prints a parameter's Python type as its value name (`<str>`, `<list[str]>`, and
 `<bool>` even for flags that take no value). The root group walks every command once it is
 built and names each value the way Unix tools do: flags show none, other options and
 arguments their name in capitals (`--backend BACKEND`, `PLUGIN_KEY`), and choices keep
 their list. A metavar given by hand (`typer.Option(metavar=...)`) wins.
+
+Usage errors: Typer checks some values with pydantic and passes on its message, whose
+"Value error, " prefix means nothing to the user (`Invalid value for '--kind': Value
+error, 'foo' is not one of ...`); the root group removes it from every usage error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer.core
 from typer import _click
+
+# What pydantic puts before the message of a ValueError raised by a validator.
+PYDANTIC_PREFIX = "Value error, "
 
 
 class _NamedArgument(typer.core.TyperArgument):
@@ -55,9 +65,28 @@ def _walk(command: Any) -> None:
         _walk(sub)
 
 
+@contextmanager
+def _plain_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except _click.exceptions.UsageError as exc:
+        exc.message = exc.message.removeprefix(PYDANTIC_PREFIX)
+        raise
+
+
 class ReadableGroup(typer.core.TyperGroup):
-    """The root group: sets readable value names on every command below it."""
+    """The root group: sets readable value names on every command below it, and words
+    the usage errors of all of them."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _walk(self)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> _click.Context:
+        with _plain_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: _click.Context) -> Any:
+        # The subcommands parse their options inside the root's invoke.
+        with _plain_usage_errors():
+            return super().invoke(ctx)

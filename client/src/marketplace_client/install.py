@@ -44,6 +44,7 @@ from marketplace_client.manifest_check import (
     ui_entry,
 )
 from marketplace_client.mcp_client import McpError, McpServerInfo, probe_stdio
+from marketplace_client.next_steps import Subject
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.registry import (
@@ -755,7 +756,7 @@ def install_command(
     json_output: JsonOption = False,
 ) -> None:
     """Download, verify, unpack, configure, register and (autoConnect) start a plugin."""
-    out = Output(json_mode=json_output)
+    out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     runtime = get_runtime(ctx)
     with reporting_errors(out):
         request = InstallRequest(

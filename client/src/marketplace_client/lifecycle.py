@@ -31,6 +31,7 @@ from marketplace_client.install import (
     redact,
 )
 from marketplace_client.manifest_check import check_plugin_key, problem_line
+from marketplace_client.next_steps import Subject, explain
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.registry import (
@@ -56,7 +57,9 @@ def install_root(directory: Path | None) -> Path:
 
 
 def not_installed(key: str, root: Path) -> CliError:
-    return CliError("NOT_INSTALLED", f"{key} is not installed in {root}")
+    """Printed with the folder looked in and how to point elsewhere (`next_steps`)."""
+    details = {"pluginKey": key, "dir": str(root)}
+    return CliError("NOT_INSTALLED", f"{key} is not installed in {root}", details=details)
 
 
 def checked_key(key: str) -> str:
@@ -230,7 +233,8 @@ def print_updates(out: Output, updates: list[Updated]) -> None:
             out.out.print(f"{entry.key} is up to date ({entry.before}).", markup=False)
     for entry in updates:
         if entry.error is not None:
-            message = f"error: {entry.key}: {entry.error.headline()} ({entry.key} {entry.before} "
+            error = explain(entry.error, Subject(plugin_key=entry.key))
+            message = f"error: {entry.key}: {error.headline()} ({entry.key} {entry.before} "
             out.err.print(message + "stays installed)", style="red", markup=False)
         elif entry.result is not None and entry.result.connect_error is not None:
             headline = redact(entry.result.connect_error.headline(), entry.result.secrets)
@@ -262,7 +266,7 @@ def update_command(
     json_output: JsonOption = False,
 ) -> None:
     """Install the current version of installed plugins, keeping their configuration."""
-    out = Output(json_mode=json_output)
+    out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     runtime = get_runtime(ctx)
     root = install_root(directory)
     with reporting_errors(out):
@@ -328,7 +332,7 @@ def uninstall_command(
     json_output: JsonOption = False,
 ) -> None:
     """Remove an installed plugin: its files, its registry entry and its saved secrets."""
-    out = Output(json_mode=json_output)
+    out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     root = install_root(directory)
     with reporting_errors(out):
         data = uninstall(root, checked_key(plugin_key))

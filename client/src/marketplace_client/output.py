@@ -24,6 +24,7 @@ from rich.progress import (
 )
 
 from marketplace_client.errors import CliError
+from marketplace_client.next_steps import NO_SUBJECT, Subject, explain
 
 # Below this size a progress bar would only flicker.
 LARGE_BYTES = 1024 * 1024
@@ -36,8 +37,10 @@ def _ignore_progress(_completed: int) -> None:
 
 
 class Output:
-    def __init__(self, *, json_mode: bool = False) -> None:
+    def __init__(self, *, json_mode: bool = False, subject: Subject = NO_SUBJECT) -> None:
         self.json_mode = json_mode
+        # What the command is about: errors name it and say what to do next.
+        self.subject = subject
         self.out = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -49,6 +52,7 @@ class Output:
         self.err.print(f"warning: {message}", style="yellow", markup=False)
 
     def error(self, error: CliError) -> None:
+        error = explain(error, self.subject)
         self.err.print(f"error: {error.headline()}", style="red", markup=False)
         for line in error.extra_lines():
             self.err.print(line, markup=False)

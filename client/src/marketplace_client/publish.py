@@ -27,6 +27,7 @@ from marketplace_client.manifest_check import (
     manifest_bytes,
     safe_relative,
 )
+from marketplace_client.next_steps import Subject, explain
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.pack import (
@@ -223,6 +224,12 @@ class Publisher:
             manifest = load_checked_manifest(
                 plugin_dir, self.options.version, categories=self.categories
             )
+        try:
+            return self._publish(plugin_dir, manifest)
+        except CliError as exc:  # the service's refusals name the plugin and what to do
+            raise explain(exc, Subject(plugin_key=manifest.id)) from exc
+
+    def _publish(self, plugin_dir: Path, manifest: PluginManifest) -> Outcome:
         outcome = Outcome(manifest.id, manifest.version, group=self.group.name)
         remote = self.group.find(manifest.id)
         change = self._type_change(manifest, remote) if remote is not None else None

@@ -21,6 +21,7 @@ from marketplace_client.api import ApiClient, ApiError, expect_list, expect_obje
 from marketplace_client.config import resolve_credentials
 from marketplace_client.context import get_runtime
 from marketplace_client.errors import CliError
+from marketplace_client.next_steps import ADMIN_ROLE, Subject
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.review_view import (
@@ -240,6 +241,16 @@ def _find_version(
     raise ApiError(404, "VERSION_NOT_FOUND", f"No plugin or scenario version has id {version_id}")
 
 
+def _output(json_output: bool, plugin_id: str | None = None) -> Output:
+    """Every review call needs an administrator: a refusal says so (`next_steps`)."""
+    subject = Subject(
+        plugin_key=plugin_id,
+        required_role=ADMIN_ROLE,
+        find_hint="`marketplace review list` shows the plugins waiting for review",
+    )
+    return Output(json_mode=json_output, subject=subject)
+
+
 def _require_note(note: str | None, out: Output, what: str) -> str:
     if note is None or not note.strip():
         out.error(CliError("NOTE_REQUIRED", f'{what} needs a note: add --note "why"'))
@@ -289,7 +300,7 @@ def list_command(
 ) -> None:
     """What waits for review, oldest first: new plugins, plugin versions, scenario versions,
     developer identities."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
 
     def work(api: ApiClient) -> tuple[dict[str, Any], Callable[[], None]]:
         rows = _queue(api, kind, search)
@@ -330,7 +341,7 @@ def show_command(
     json_output: JsonOption = False,
 ) -> None:
     """A version: its item, developer, state, findings and manifest or metadata."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
 
     def work(api: ApiClient) -> tuple[dict[str, Any], Callable[[], None]]:
         found, version = _find_version(api, version_id, kind)
@@ -357,7 +368,7 @@ def diff_command(
     json_output: JsonOption = False,
 ) -> None:
     """What a version changes against the last approved version of its item."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
 
     def work(api: ApiClient) -> tuple[dict[str, Any], Callable[[], None]]:
         found, diff = _find_version(api, version_id, kind, suffix="/diff")
@@ -410,7 +421,7 @@ def approve_command(
     json_output: JsonOption = False,
 ) -> None:
     """Approve a pending version: it becomes its item's current version."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
     _decide(ctx, out, version_id, kind, approved=True, note=note, backend=backend, token=token)
 
 
@@ -425,7 +436,7 @@ def reject_command(
     json_output: JsonOption = False,
 ) -> None:
     """Reject a pending version; --note is required (it tells the developer why)."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
     note = _require_note(note, out, "A rejection")
     _decide(ctx, out, version_id, kind, approved=False, note=note, backend=backend, token=token)
 
@@ -469,7 +480,7 @@ def approve_plugin_command(
     json_output: JsonOption = False,
 ) -> None:
     """Approve a plugin: it is listed; a first publication's pending version is released."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output, plugin_id)
     body: dict[str, Any] = {"approved": True}
     if note is not None:
         body["reviewNote"] = note
@@ -488,7 +499,7 @@ def reject_plugin_command(
     json_output: JsonOption = False,
 ) -> None:
     """Reject a plugin (it is not listed); --note is required."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output, plugin_id)
     note = _require_note(note, out, "A rejection")
     _review_plugin(ctx, out, plugin_id, {"approved": False, "reviewNote": note}, backend, token)
 
@@ -520,7 +531,7 @@ def approve_identity_command(
     json_output: JsonOption = False,
 ) -> None:
     """Verify a developer's identity: their plugins can then be published."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
     body: dict[str, Any] = {"approved": True}
     if note is not None:
         body["reviewNote"] = note
@@ -537,7 +548,7 @@ def reject_identity_command(
     json_output: JsonOption = False,
 ) -> None:
     """Reject (or revoke) a developer's identity; --note is required."""
-    out = Output(json_mode=json_output)
+    out = _output(json_output)
     note = _require_note(note, out, "A rejection")
     _review_identity(ctx, out, user_id, {"approved": False, "reviewNote": note}, backend, token)
 
