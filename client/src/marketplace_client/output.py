@@ -8,7 +8,7 @@ read it the same way they read the API.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -18,12 +18,16 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeRemainingColumn,
-    TransferSpeedColumn,
 )
+from rich.table import Column, Table
+from rich.text import Text
 
 from marketplace_client.errors import CliError
+from marketplace_client.limits import format_size
 from marketplace_client.next_steps import NO_SUBJECT, Subject, explain
 
 # Below this size a progress bar would only flicker.
@@ -34,6 +38,61 @@ ProgressCallback = Callable[[int], None]
 
 def _ignore_progress(_completed: int) -> None:
     return None
+
+
+class BinarySpeedColumn(ProgressColumn):
+    """The transfer speed in binary units (`1.2 MiB/s`), as every size the tool prints;
+    rich's own speed column counts in decimal megabytes."""
+
+    def __init__(self) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        shown = "?" if speed is None else f"{format_size(int(speed))}/s"
+        return Text(shown, style="progress.data.speed")
+
+
+# On a wide terminal the line stops here rather than stretch the bar across the screen.
+PROGRESS_MAX_WIDTH = 100
+# Sizes, speed and time left (`45.0/123.0 MiB 12.3 MiB/s 0:00:07`) and a bar of 15.
+FIXED_COLUMNS = 50
+DESCRIPTION_MIN_WIDTH = 8
+
+
+class _FittedProgress(Progress):
+    def __init__(
+        self,
+        *columns: ProgressColumn,
+        console: Console,
+        get_time: Callable[[], float] | None = None,
+    ) -> None:
+        self._screen = console  # set before Progress renders its first table
+        super().__init__(*columns, console=console, transient=True, expand=True, get_time=get_time)
+
+    def make_tasks_table(self, tasks: Iterable[Task]) -> Table:
+        table = super().make_tasks_table(tasks)
+        table.width = min(self._screen.width, PROGRESS_MAX_WIDTH)
+        # The description gives way first: the bar keeps room to move.
+        table.columns[0].max_width = max(DESCRIPTION_MIN_WIDTH, table.width - FIXED_COLUMNS)
+        return table
+
+
+def progress_bar(console: Console, get_time: Callable[[], float] | None = None) -> Progress:
+    """A byte progress bar that fits the console's width, however narrow: the description
+    gives way (cut with an ellipsis) and the bar takes what is left, so the line never
+    wraps; sizes and speed in binary units (MiB), as the summaries print them."""
+    columns = (
+        TextColumn(
+            "{task.description}",
+            table_column=Column(no_wrap=True, overflow="ellipsis"),
+        ),
+        BarColumn(bar_width=None, table_column=Column(ratio=1)),
+        DownloadColumn(binary_units=True, table_column=Column(no_wrap=True)),
+        BinarySpeedColumn(),
+        TimeRemainingColumn(table_column=Column(no_wrap=True)),
+    )
+    return _FittedProgress(*columns, console=console, get_time=get_time)
 
 
 class Output:
@@ -82,14 +141,7 @@ class Output:
         if not show:
             yield _ignore_progress
             return
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, console=self.err, transient=True) as bar:
+        with progress_bar(self.err) as bar:
             task = bar.add_task(description, total=total)
 
             def update(completed: int) -> None:
