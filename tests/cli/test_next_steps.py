@@ -165,8 +165,9 @@ def test_a_network_error_asks_whether_the_service_runs_at_that_url(
     "args",
     [
         ["review", "list", "--kind", "everything"],
+        ["search", "weather", "--sort", "best"],
     ],
-    ids=["review-kind"],
+    ids=["review-kind", "search-sort"],
 )
 def test_invalid_option_values_carry_no_pydantic_prefix(invoke: Invoke, args: list[str]) -> None:
     result = invoke([*args, "--backend", BACKEND], auth=False)

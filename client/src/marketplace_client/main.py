@@ -17,12 +17,14 @@ import typer
 from marketplace_client import (
     audit,
     batch,
+    catalog,
     export,
     install,
     lifecycle,
     login,
     publish,
     review,
+    status,
     validate,
 )
 from marketplace_client.api import CLI_VERSION
@@ -65,6 +67,8 @@ publish.register(app)
 validate.register(app)
 batch.register(app)
 install.register(app)
+catalog.register(app)
+status.register(app)
 lifecycle.register(app)
 export.register(app)
 audit.register(app)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.cells import cell_len
+
 KIB = 1024
 
 
@@ -81,10 +83,13 @@ def format_size(size: int | None) -> str:
 
 
 def columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as left-aligned columns, never wrapped (ids must stay whole to be copied)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))] if rows else []
+    """Rows as left-aligned columns, never wrapped (ids must stay whole to be copied);
+    widths in terminal cells, so names in Chinese line up too."""
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))] if rows else []
     return [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        "  ".join(
+            cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths, strict=True)
+        ).rstrip()
         for row in rows
     ]
 
