@@ -10,7 +10,7 @@ from .helpers import BACKEND, CATEGORIES, Invoke, make_plugin, stdout_json
 
 DEV = "/api/v1/developer/plugins"
 PAT = "mkt_pat_" + "Q" * 43
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+AWS_KEY = "AKIAQ3ZLBN5TJ2HVX7PW"  # an access key id's shape (AWS's ...EXAMPLE is a sample)
 
 
 def developer_group(fake: FakeApi) -> None:

@@ -21,9 +21,12 @@ from tests.plugins.test_upload import tool_manifest, upload
 from tests.scenarios import helpers as scenarios
 
 LEAKED = "package contains a marketplace token; the token has been revoked"
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example access key id
+AWS_KEY = "AKIAQ3ZLBN5TJ2HVX7PW"  # an access key id's shape (AWS's ...EXAMPLE is a sample)
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n"
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu5q7Rk2mZp9Lq7Rk2mZp9Lq7Rk2mZp9L\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
 
 
 async def tool_plugin(client: httpx.AsyncClient, dev: Account) -> dict[str, Any]:

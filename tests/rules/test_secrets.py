@@ -1,4 +1,5 @@
-"""rules.secrets: what the scan finds, where, and that it never shows a secret."""
+"""rules.secrets: what the scan finds, where, that it never shows a secret, and what it
+leaves alone (placeholders, sample values, tests and generated code)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from marketplace.packages.archive import ArchiveLimits, inspect_archive
 from marketplace_rules.findings import Code
 from marketplace_rules.limits import MIB
 from marketplace_rules.secrets import (
+    AWS_SECRET_KEY,
     HITS_PER_FILE,
+    KEYWORD_SECRET,
+    LINE_MAX,
     FileScan,
     mask,
     scan_bytes,
@@ -20,7 +24,7 @@ from marketplace_rules.secrets import (
 from tests.packages.tarballs import package
 
 TOKEN = "mkt_pat_" + "abcDEF0123456789_-" * 2 + "abcdefg"
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+AWS_KEY = "AKIAQ3ZLBN5TJ2HVX7PW"  # the shape of an access key id (not a real one)
 
 
 def test_token_shape_is_the_one_the_service_issues() -> None:
@@ -47,7 +51,7 @@ def test_a_secret_cut_by_piece_boundaries_is_found_once_with_its_line(piece: int
 
 
 def test_a_long_secret_straddling_a_boundary_is_seen_whole() -> None:
-    secret = "glagent-" + "a" * 1000
+    secret = "glagent-" + "q7Rk2mZp9L" * 100
     data = b"x" * (64 * 1024 - 500) + secret.encode() + b" y\n" + b"z" * 70_000
     for piece in (7, 1000, 64 * 1024, 65_000):
         scan = FileScan("a.txt")
@@ -69,11 +73,7 @@ def test_hits_per_file_are_bounded() -> None:
 def test_documents_are_scanned_string_by_string_keys_included() -> None:
     document = {"mcp": {"env": {"KEY": AWS_KEY}}, "config": [{"default": TOKEN}], AWS_KEY: 1}
     found = scan_document(document)
-    assert sorted(hit.path for hit in found.hits) == [
-        "AKIAIOSFODNN7EXAMPLE",
-        "config[0].default",
-        "mcp.env.KEY",
-    ]
+    assert sorted(hit.path for hit in found.hits) == [AWS_KEY, "config[0].default", "mcp.env.KEY"]
     assert found.tokens == {TOKEN}
 
 
@@ -81,8 +81,8 @@ def test_findings_are_errors_and_never_hold_the_secret() -> None:
     hits = scan_bytes("a.js", f"{AWS_KEY}\n{TOKEN}\n".encode()).hits
     findings = secret_findings(hits)
     assert [(f.code, f.severity) for f in findings] == [
-        (Code.MARKETPLACE_TOKEN, "error"),
         (Code.SECRET, "error"),
+        (Code.MARKETPLACE_TOKEN, "error"),
     ]
     text = " ".join(f.message + f.path for f in findings)
     assert AWS_KEY not in text and TOKEN not in text
@@ -103,3 +103,183 @@ def test_inspect_archive_keeps_token_values_out_of_its_repr() -> None:
     info = inspect_archive(io.BytesIO(data), ArchiveLimits.for_package(100 * MIB))
     assert info.found_tokens == frozenset({TOKEN})
     assert TOKEN not in repr(info)
+
+
+# ---------- generic values, passwords and AWS secret keys (issue 23) ----------
+
+API_KEY = "sk-proj-4fK9qL2mV8xR1tZ7"  # an OpenAI-like key without OpenAI's own marker
+PASSWORD = "hunter2-something"
+AWS_SECRET = "Zt8kQ2vN7xR4mP9sL3wH6yB1cF5gJ0aD2eK8uT4o"  # 40 base64 characters
+
+
+def kinds(path: str, text: str) -> list[tuple[str, int | None, str]]:
+    return [(hit.kind, hit.line, hit.masked) for hit in scan_bytes(path, text.encode()).hits]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".env", f'OPENAI_API_KEY="{API_KEY}"\n'),
+        (".env.production", f"OPENAI_API_KEY={API_KEY}\n"),
+        ("config.json", f'{{"OPENAI_API_KEY": "{API_KEY}"}}\n'),
+        ("src/client.js", f'const OPENAI_API_KEY = "{API_KEY}";\n'),
+        ("client.py", f'OPENAI_API_KEY = "{API_KEY}"\n'),
+        ("settings.yaml", f"openai_api_key: {API_KEY}\n"),
+    ],
+)
+def test_a_generic_api_key_value_is_found(path: str, text: str) -> None:
+    assert kinds(path, text) == [(KEYWORD_SECRET, 1, "sk-p…(24 chars)")]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".env", f"DB_PASSWORD={PASSWORD}\n"),
+        ("config.json", f'{{"db": {{"DB_PASSWORD": "{PASSWORD}"}}}}\n'),
+        ("db.js", f"export const config = {{ host: 'db', password: '{PASSWORD}' }};\n"),
+        ("db.py", f'DB_PASSWORD = "{PASSWORD}"\n'),
+    ],
+)
+def test_a_password_is_found(path: str, text: str) -> None:
+    assert kinds(path, text) == [(KEYWORD_SECRET, 1, "hunt…(17 chars)")]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".env", f"AWS_ACCESS_KEY_ID={AWS_KEY}\nAWS_SECRET_ACCESS_KEY={AWS_SECRET}\n"),
+        (
+            "aws.json",
+            f'{{"accessKeyId": "{AWS_KEY}",\n  "secretAccessKey": "{AWS_SECRET}"}}\n',
+        ),
+        ("s3.js", f'new S3({{ credentials: ["{AWS_KEY}",\n  "{AWS_SECRET}"] }});\n'),
+        ("s3.py", f'boto3.client("s3", "{AWS_KEY}",\n  "{AWS_SECRET}")\n'),
+    ],
+)
+def test_an_aws_secret_key_next_to_its_access_key_id_is_found(path: str, text: str) -> None:
+    assert kinds(path, text) == [
+        ("AWS Access Key", 1, "AKIA…(20 chars)"),
+        (AWS_SECRET_KEY, 2, "Zt8k…(40 chars)"),
+    ]
+
+
+def test_an_aws_secret_key_assigned_without_quotes_is_found_alone() -> None:
+    text = f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET}\n"
+    assert kinds("install.sh", text) == [(AWS_SECRET_KEY, 1, "Zt8k…(40 chars)")]
+    assert kinds("README.md", f"    {text}") == [(AWS_SECRET_KEY, 1, "Zt8k…(40 chars)")]
+
+
+def test_a_keyword_value_in_a_manifest_is_found_at_its_path() -> None:
+    document = {"mcp": {"env": {"DB_PASSWORD": PASSWORD, "API_KEY": "${API_KEY}"}}}
+    assert [(hit.kind, hit.path) for hit in scan_document(document).hits] == [
+        (KEYWORD_SECRET, "mcp.env.DB_PASSWORD")
+    ]
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1000, 64 * 1024])
+def test_a_keyword_assignment_cut_by_piece_boundaries_is_found_once(piece: int) -> None:
+    data = (
+        b"x = 1\n" * 10920
+        + f'DB_PASSWORD = "{PASSWORD}"\n'.encode()
+        + b"y = 2\n" * 30
+        + f'("{AWS_KEY}", "{AWS_SECRET}")\n'.encode()
+    )
+    scan = FileScan("settings.py")
+    for start in range(0, len(data), piece):
+        scan.feed(data[start : start + piece])
+    assert [(hit.kind, hit.line) for hit in scan.finish().hits] == [
+        (KEYWORD_SECRET, 10921),
+        ("AWS Access Key", 10952),
+        (AWS_SECRET_KEY, 10952),
+    ]
+
+
+PLACEHOLDERS = [
+    'OPENAI_API_KEY="your-api-key"',
+    "OPENAI_API_KEY=your_openai_api_key_here",
+    "API_KEY=xxx",
+    "API_KEY=xxxxxxxxxxxxxxxxxxxxxxxx",
+    "API_KEY=sk-...",
+    "DB_PASSWORD=changeme",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "DB_PASSWORD={{ db_password }}",
+    "DB_PASSWORD=<password>",
+    'password = "********"',
+    "password = ''",
+    'api_key = os.environ["OPENAI_API_KEY"]',
+    'api_key = get_secret("openai-prod")',
+    "const apiKey = process.env.OPENAI_API_KEY;",
+    'const apiKey = "process.env.OPENAI_API_KEY";',
+    'const secretName = "OPENAI_API_KEY";',
+    'password_last_used = "not_supported"',
+    '"password": "Passwort"',
+    '"password": "Mot de passe"',
+    '"secret": "P@55w0rd!"',
+    '"apiKey": "sk-abc123xyz789def456"',
+    '"secret": "2016-09-08T21:47:36Z"',
+    '"AWS::ApiGateway::ApiKey": "b899a0d240b53d9d"',
+    'client_id = "42"; client_secret = "s3cr3t-v4lue-9"',
+    'passwordFile = "/run/secrets/db_password.txt"',
+    'password = "https://example.com/reset"',
+    f"AWS_ACCESS_KEY_ID={'AKIAIOSFODNN7EXAMPLE'}",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    'const token = "glpat-mock-token-ci-variables";',
+    'const token = "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";',
+    'const token = "glpat-ABCDEFG123456789-abcdef";',
+]
+
+
+@pytest.mark.parametrize("line", PLACEHOLDERS)
+@pytest.mark.parametrize("path", [".env", "config.json", "index.js", "app.py", "README.md"])
+def test_placeholders_are_not_secrets(path: str, line: str) -> None:
+    assert kinds(path, f"{line}\n") == []
+
+
+def test_the_allowlist_comment_of_detect_secrets_is_honoured() -> None:
+    assert kinds("db.py", f'DB_PASSWORD = "{PASSWORD}"  # pragma: allowlist secret\n') == []
+    text = f'// pragma: allowlist nextline secret\nconst password = "{PASSWORD}";\n'
+    assert kinds("db.js", text) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "package-lock.json",
+        "yarn.lock",
+        "docs/swagger.json",
+        "tests/fixtures/config.json",
+        "src/__tests__/db.test.js",
+        "test_db.py",
+        "examples/settings.json",
+        "dist/app.js.map",
+    ],
+)
+def test_lock_files_swagger_tests_and_examples_are_not_searched_for_keywords(path: str) -> None:
+    assert kinds(path, f'{{"password": "{PASSWORD}"}}\n') == []
+
+
+def test_the_detectors_still_run_on_tests() -> None:
+    assert kinds("tests/fixtures/config.json", f'{{"key": "{AWS_KEY}"}}\n') == [
+        ("AWS Access Key", 1, "AKIA…(20 chars)")
+    ]
+
+
+def test_minified_lines_are_not_searched_for_keywords() -> None:
+    line = "var a=1;" * (LINE_MAX // 8) + f'var password="{PASSWORD}";\n'
+    assert kinds("dist/app.min.js", line) == []
+    assert kinds("dist/app.js", f'var password="{PASSWORD}";\n') != []
+
+
+def test_a_private_key_header_without_key_material_is_code() -> None:
+    code = 'if (pem.startsWith("-----BEGIN RSA PRIVATE KEY-----")) { return "rsa"; }\n'
+    assert kinds("pem.js", code) == []
+    sample = "-----BEGIN PRIVATE KEY-----<a very long private key string>-----END PRIVATE KEY-----"
+    assert kinds("doc.json", f'{{"PrivateKey": "{sample}"}}\n') == []
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu5" + "q7Rk2mZp9L" * 6 + "\n"
+    assert kinds("keys/id_rsa", key) == [("Private Key", 1, "BEGI…(21 chars)")]
+
+
+def test_an_aws_key_id_inside_a_longer_base64_run_is_not_a_key() -> None:
+    blob = "AGFzbQEAAAABJwdgAX8Bf2AD" + AWS_KEY + "f39/AX9gAn9/AGABfwBgBH9"
+    assert kinds("wasm.js", f'var wasm = "{blob}";\n') == []
+    assert kinds("dna.py", f"s = '{'AAACCA' + 'TCTCTACCGGTTCGCTTTC' * 3}'\n") == []
