@@ -468,6 +468,7 @@ def test_corpus_covers_every_shared_rule() -> None:
         Code.FILE_LARGE,
         Code.SCRIPT_MINIFIED,
         Code.SCRIPT_OBFUSCATED,
+        Code.SCRIPT_RUNS_DOWNLOAD,
         Code.PERMISSIONS_REQUESTED,
         Code.PERMISSION_ADDED,
         Code.PERMISSION_WIDENED,

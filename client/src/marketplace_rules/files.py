@@ -1,6 +1,6 @@
 """What a reviewer should look at among a package's files: executables, native binaries,
-very large files, minified or obfuscated JavaScript. Warnings and infos: they never
-reject a version on their own.
+very large files, minified or obfuscated JavaScript, scripts that run what they download.
+Warnings and infos: they never reject a version on their own.
 
 The facts come from `rules.traits` (mode bits and the first bytes of each file), so the
 service (from the upload stream) and the publishing tool (from a folder) judge alike.
@@ -16,7 +16,7 @@ from marketplace_rules.content import PackageFiles
 from marketplace_rules.findings import FILE_PATH_PREFIX, Code, Finding
 from marketplace_rules.limits import KIB, LARGE_FILE_BYTES, MIB
 from marketplace_rules.secrets import SecretHit
-from marketplace_rules.traits import FileTraits, ScriptStats
+from marketplace_rules.traits import FileTraits, ScriptStats, ShellPipe
 
 # Names of native code whatever its bytes say (a library named libfoo.so.1 too).
 NATIVE_NAME: Final = re.compile(r"\.(?:exe|dll|sys|msi|so(?:\.\d+)*|dylib|node|wasm)$", re.I)
@@ -67,7 +67,18 @@ def file_findings(package: PackageTraits | None) -> list[Finding]:
             )
         if traits.script is not None:
             findings += _script_findings(where, traits.script)
+        if traits.shell_pipe is not None:
+            findings.append(_download_finding(where, traits.shell_pipe))
     return findings
+
+
+def _download_finding(where: str, pipe: ShellPipe) -> Finding:
+    message = (
+        f"runs what it downloads: {pipe.fetch} handed to {pipe.run} on line {pipe.line}; "
+        "that code is not in the package, so the review does not see it and it can change "
+        "after approval"
+    )
+    return Finding.warning(Code.SCRIPT_RUNS_DOWNLOAD, where, message)
 
 
 def _binary_findings(where: str, path: str, traits: FileTraits) -> list[Finding]:

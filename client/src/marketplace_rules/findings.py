@@ -60,6 +60,7 @@ class Code(enum.StrEnum):
     FILE_LARGE = "file-large"
     SCRIPT_MINIFIED = "script-minified"
     SCRIPT_OBFUSCATED = "script-obfuscated"
+    SCRIPT_RUNS_DOWNLOAD = "script-runs-download"
     # secrets in the manifest or the package's files (rules.secrets); errors
     SECRET = "secret-found"  # noqa: S105 - a code, not a password
     MARKETPLACE_TOKEN = "marketplace-token"  # noqa: S105 - a code, not a password

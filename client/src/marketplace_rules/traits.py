@@ -21,6 +21,19 @@ HEAD_BYTES: Final = 1 * KIB
 SCRIPT_SAMPLE_BYTES: Final = 64 * KIB
 """Bytes of a JavaScript file the minification and obfuscation heuristics look at."""
 SCRIPT_SUFFIXES: Final = (".js", ".mjs", ".cjs")
+SHELL_SUFFIXES: Final = (
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".ksh",
+    ".fish",
+    ".command",
+    ".ps1",
+    ".psm1",
+    ".bat",
+    ".cmd",
+)
+"""Shell, PowerShell and batch scripts: read as far as JavaScript (SCRIPT_SAMPLE_BYTES)."""
 
 _EXECUTABLE_BITS = 0o111
 _ELF = b"\x7fELF"
@@ -54,6 +67,26 @@ _STRING_BUILDING = re.compile(
 )
 _BASE64_LITERAL = re.compile(rb"[\"'`]([A-Za-z0-9+/]{256,}={0,2})[\"'`]")
 
+# A download run by a shell or an interpreter, in a script: the code it runs is fetched
+# when it runs, so it is not in the package and can change after the review.
+_FETCH = rb"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)"
+_RUNNER = (
+    rb"(?:(?:/usr)?(?:/local)?/bin/)?"
+    rb"(?:sh|bash|zsh|ksh|dash|ash|fish|python[0-9.]*|perl|ruby|node|php|pwsh|powershell"
+    rb"|iex|invoke-expression|source)"
+)
+_SHELL_PIPE = re.compile(
+    # curl -fsSL https://x | sh, wget -qO- URL | sudo -E bash -, irm URL | iex
+    rb"\b(?P<fetch>" + _FETCH + rb")\b[^\n;&]*?(?<!\|)\|(?!\|)\s*"
+    rb"(?:sudo(?:\s+-\S+)*\s+)?(?:env(?:\s+\w+=\S*)*\s+)?(?P<run>" + _RUNNER + rb")\b(?![.-])"
+    # bash <(curl URL), sh -c "$(wget -qO- URL)", iex (iwr URL), source <(curl URL)
+    rb"|\b(?P<run2>" + _RUNNER + rb")(?:\s+-\w+)*\s+(?:-c\s+)?[\"']?(?:<|\$)?\(\s*"
+    rb"(?P<fetch2>" + _FETCH + rb")\b"
+    # iex ((New-Object Net.WebClient).DownloadString('URL'))
+    rb"|\b(?P<run3>iex|invoke-expression)\b[^\n]{0,40}?(?P<fetch3>downloadstring)\b",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ScriptStats:
@@ -69,12 +102,23 @@ class ScriptStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ShellPipe:
+    """A download handed to a shell or an interpreter: on which line of the sample, which
+    command fetches (`curl`) and which runs it (`sh`)."""
+
+    line: int
+    fetch: str
+    run: str
+
+
+@dataclass(frozen=True, slots=True)
 class FileTraits:
     """What a package file's mode and first bytes say; the default says nothing notable."""
 
     executable: bool = False  # any exec bit in its mode
     binary: BinaryFormat | None = None  # a native or WebAssembly binary by its magic bytes
     script: ScriptStats | None = None  # for .js / .mjs / .cjs files
+    shell_pipe: ShellPipe | None = None  # for scripts a shell runs (`shell_pipe`)
 
     @property
     def notable(self) -> bool:
@@ -93,19 +137,43 @@ def is_executable(mode: int) -> bool:
     return bool(mode & _EXECUTABLE_BITS)
 
 
+def is_shell_script(path: str) -> bool:
+    return path.lower().endswith(SHELL_SUFFIXES)
+
+
 def sample_size(path: str) -> int:
     """How many leading bytes of the file at path `traits_of` wants."""
-    return SCRIPT_SAMPLE_BYTES if is_script(path) else HEAD_BYTES
+    return SCRIPT_SAMPLE_BYTES if is_script(path) or is_shell_script(path) else HEAD_BYTES
 
 
 def traits_of(path: str, mode: int, head: bytes) -> FileTraits:
     """The traits of the file at path from its mode bits and its first bytes (head: at
     most `sample_size(path)` of them; more are ignored)."""
     head = head[: sample_size(path)]
+    binary = binary_format(head)
+    runs = is_shell_script(path) or head.startswith(b"#!") or is_executable(mode)
     return FileTraits(
         executable=is_executable(mode),
-        binary=binary_format(head),
+        binary=binary,
         script=script_stats(head) if is_script(path) else None,
+        shell_pipe=shell_pipe(head) if runs and binary is None else None,
+    )
+
+
+def shell_pipe(sample: bytes) -> ShellPipe | None:
+    """The first download the script hands to a shell or an interpreter, if any (in the
+    sample: a shell script's first SCRIPT_SAMPLE_BYTES, another file's first HEAD_BYTES)."""
+    if b"|" not in sample and b"(" not in sample:
+        return None
+    match = _SHELL_PIPE.search(sample)
+    if match is None:
+        return None
+    fetch = match["fetch"] or match["fetch2"] or match["fetch3"]
+    run = match["run"] or match["run2"] or match["run3"]
+    return ShellPipe(
+        line=sample.count(b"\n", 0, match.start()) + 1,
+        fetch=fetch.decode("ascii"),
+        run=run.decode("ascii"),
     )
 
 
