@@ -82,6 +82,13 @@ class ReadableGroup(typer.core.TyperGroup):
         super().__init__(*args, **kwargs)
         _walk(self)
 
+    def get_params(self, ctx: _click.Context) -> list[Any]:
+        # Typer appends --install-completion and --show-completion after the group is built.
+        params = super().get_params(ctx)
+        for param in params:
+            _readable(param)
+        return params
+
     def make_context(self, *args: Any, **kwargs: Any) -> _click.Context:
         with _plain_usage_errors():
             return super().make_context(*args, **kwargs)

@@ -35,7 +35,8 @@ app = typer.Typer(
     name="marketplace",
     help="Plugin marketplace: publish plugins, install them, run the service.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
     # Locals would include tokens and passwords.
     pretty_exceptions_show_locals=False,
 )
