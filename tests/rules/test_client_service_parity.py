@@ -480,5 +480,8 @@ def test_corpus_covers_every_shared_rule() -> None:
     # Secrets are scanned outside the manifest checks compared here (rules.secrets): their
     # own tests are tests/rules/test_secrets.py and tests/publishing/test_secret_scan.py.
     scanned = {Code.SECRET, Code.MARKETPLACE_TOKEN}
-    assert set(Code) - covered - never_first - for_the_reviewer - scanned == set()
+    # The package publish would send, judged by `marketplace validate` alone (the service
+    # refuses a package over its limit with a 413 before any rule runs): tests/cli.
+    tool_only = {Code.PACKAGE_TOO_LARGE, Code.PACKAGE_INVALID, Code.FILE_LEFT_OUT}
+    assert set(Code) - covered - never_first - for_the_reviewer - scanned - tool_only == set()
     assert len(CORPUS) >= 30

@@ -334,6 +334,41 @@ def _write_archive(
             handle.addfile(_tarinfo(entry.arcname, entry.size, entry.executable), reader)
 
 
+def _write_package(
+    raw: BinaryIO | _CountingSink,
+    entries: list[PackEntry],
+    manifest_override: bytes | None,
+    on_progress: Callable[[int], None],
+) -> None:
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed,
+        tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        _write_archive(archive, entries, manifest_override, on_progress)
+
+
+class _CountingSink:
+    """Where `packed_size` writes a package: it keeps the count, not the bytes."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        return None
+
+
+def packed_size(entries: list[PackEntry], *, manifest_override: bytes | None = None) -> int:
+    """The size of the package `pack` makes of these entries (the bytes `publish` sends),
+    made the same way but written nowhere."""
+    sink = _CountingSink()
+    _write_package(sink, entries, manifest_override, lambda _done: None)
+    return sink.size
+
+
 def total_size(entries: list[PackEntry]) -> int:
     return sum(entry.size for entry in entries)
 
@@ -353,12 +388,8 @@ def pack(
     fd, temp_name = tempfile.mkstemp(dir=dest.parent, prefix=".pack-", suffix=".tmp")
     temp = Path(temp_name)
     try:
-        with (
-            os.fdopen(fd, "wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as compressed,
-            tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
-        ):
-            _write_archive(archive, entries, manifest_override, progress)
+        with os.fdopen(fd, "wb") as raw:
+            _write_package(raw, entries, manifest_override, progress)
         temp.replace(dest)
     except BaseException:
         temp.unlink(missing_ok=True)

@@ -54,6 +54,10 @@ class Code(enum.StrEnum):
     HIDDEN_CHARACTERS_IN_KEY = "hidden-characters-in-key"
     HIDDEN_CHARACTERS_IN_FILE_NAME = "hidden-characters-in-file-name"
     HIDDEN_CHARACTERS_MORE = "hidden-characters-more"
+    # the package `publish` would send, as `marketplace validate` judges it (the tool only)
+    PACKAGE_TOO_LARGE = "package-too-large"
+    PACKAGE_INVALID = "package-invalid"
+    FILE_LEFT_OUT = "file-left-out"
     # for the reviewer (CONTRACT 12): the package's files (rules.files)
     FILE_EXECUTABLE = "file-executable"
     FILE_NATIVE_BINARY = "file-native-binary"
