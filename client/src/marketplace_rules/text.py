@@ -38,6 +38,35 @@ def _escaped(char: str) -> str:
     return f"\\u{ord(char):04x}"
 
 
+# What str.strip() removes (str.isspace), spelled out so that a pattern means the same in
+# ECMA-262 and Python (their `\\s` differ: U+001C-U+001F, U+0085, U+FEFF).
+WHITESPACE = "\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def is_blank(text: str) -> bool:
+    """Nothing but whitespace (what trimming would leave empty)."""
+    return not text.strip()
+
+
+def _class_body(ranges: str) -> str:
+    parts: list[str] = []
+    for first, last in re.findall(r"(.)(?:-(.))?", ranges, flags=re.DOTALL):
+        # Astral ranges cannot be named (above); nor lone surrogates, which no UTF-8 JSON
+        # body can carry and which make common generators (schemathesis) drop the pattern.
+        if ord(first) > 0xFFFF or 0xD800 <= ord(first) <= 0xDFFF:
+            continue
+        end = chr(min(ord(last), 0xFFFF)) if last else ""
+        parts.append(_escaped(first) + (f"-{_escaped(end)}" if end else ""))
+    return "".join(parts)
+
+
+def non_blank_visible_pattern() -> str:
+    """`visible_text_pattern`, and at least one character that is not whitespace: the text a
+    required field accepts (it is stored trimmed, and must not trim to nothing)."""
+    hidden = _class_body(_ALWAYS)
+    return f"^[^{hidden}]*[^{hidden}{_class_body(WHITESPACE)}][^{hidden}]*$"
+
+
 def visible_text_pattern() -> str:
     """A JSON Schema `pattern` (ECMA-262 and Python alike) refusing the characters above.
 
@@ -46,15 +75,7 @@ def visible_text_pattern() -> str:
     joiner-next-to-ASCII rule stay with the server's own check: the pattern is what every
     accepted text matches, not everything the server refuses.
     """
-    parts: list[str] = []
-    for first, last in re.findall(r"(.)(?:-(.))?", _ALWAYS, flags=re.DOTALL):
-        # Astral ranges cannot be named (above); nor lone surrogates, which no UTF-8 JSON
-        # body can carry and which make common generators (schemathesis) drop the pattern.
-        if ord(first) > 0xFFFF or 0xD800 <= ord(first) <= 0xDFFF:
-            continue
-        end = chr(min(ord(last), 0xFFFF)) if last else ""
-        parts.append(_escaped(first) + (f"-{_escaped(end)}" if end else ""))
-    return "^[^" + "".join(parts) + "]*$"
+    return f"^[^{_class_body(_ALWAYS)}]*$"
 
 
 def has_forbidden_chars(text: str) -> bool:

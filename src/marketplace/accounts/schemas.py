@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictBool
 
-from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+from marketplace.kit.schemas import InputModel, OutputModel, RequiredText, SafeText
 from marketplace.models import IdentityStatus, Role
 from marketplace_rules.emails import email_problem, openapi_email_schema
 
@@ -26,7 +26,7 @@ def _email(value: object) -> object:
 
 
 Email = Annotated[str, BeforeValidator(_email), Field(json_schema_extra=_EMAIL_SCHEMA)]
-Name = Annotated[SafeText, Field(min_length=1, max_length=100)]
+Name = Annotated[RequiredText, Field(min_length=1, max_length=100)]
 
 
 class UserOut(OutputModel):
@@ -81,7 +81,7 @@ class DeveloperRegisterIn(InputModel):
 
 
 class IdentitySubmitIn(InputModel):
-    real_name: Annotated[SafeText, Field(min_length=1, max_length=200)]
+    real_name: Annotated[RequiredText, Field(min_length=1, max_length=200)]
     organization: Annotated[SafeText, Field(max_length=200)] | None = None
     contact_email: Email | None = None
 

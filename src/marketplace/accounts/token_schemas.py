@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, Strict
 
 from marketplace.auth.pat import Scope
-from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, OutputModel, SafeText
+from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, OutputModel, RequiredText
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
 from marketplace_rules.manifest import plugin_key_findings
 from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
@@ -46,7 +46,7 @@ PluginKey = Annotated[
 
 
 class TokenCreateIn(InputModel):
-    name: Annotated[SafeText, Field(min_length=1, max_length=TOKEN_NAME_MAX)]
+    name: Annotated[RequiredText, Field(min_length=1, max_length=TOKEN_NAME_MAX)]
     scopes: Annotated[
         list[Scope],
         Field(min_length=1, max_length=2, json_schema_extra={"uniqueItems": True}),

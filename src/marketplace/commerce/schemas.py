@@ -8,7 +8,14 @@ from typing import Annotated, Literal
 from pydantic import Field, Strict
 
 from marketplace.catalog.schemas import PublicPluginOut
-from marketplace.kit.schemas import INTEGRAL_FLOATS, InputModel, Money, OutputModel, SafeText
+from marketplace.kit.schemas import (
+    INTEGRAL_FLOATS,
+    InputModel,
+    Money,
+    OutputModel,
+    RequiredText,
+    SafeText,
+)
 
 
 class InstallIn(InputModel):
@@ -33,7 +40,7 @@ class InstalledList(OutputModel):
 
 
 class PurchaseIn(InputModel):
-    idempotency_key: Annotated[SafeText, Field(min_length=1, max_length=200)] | None = None
+    idempotency_key: Annotated[RequiredText, Field(min_length=1, max_length=200)] | None = None
 
 
 class PurchaseOut(OutputModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -18,7 +18,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from marketplace_rules.text import has_forbidden_chars, visible_text_pattern
+from marketplace_rules.text import (
+    has_forbidden_chars,
+    is_blank,
+    non_blank_visible_pattern,
+    visible_text_pattern,
+)
 
 T = TypeVar("T")
 
@@ -65,14 +70,17 @@ class InputModel(BaseModel):
     "yes" is not a boolean and "30" is not a number (CONTRACT 1).
 
     `never_null` names optional fields that are omitted to leave a value unchanged but
-    refused as null; their schema then says so (no `null` among the types)."""
+    refused as null; their schema then says so (no `null` among the types).
+
+    Strings are checked as sent (lengths and patterns before any trimming), so what OpenAPI
+    allows is what the service accepts; once every check passed, string fields (and lists
+    of strings) are trimmed, as they always were stored."""
 
     never_null: ClassVar[tuple[str, ...]] = ()
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         extra="forbid",
-        str_strip_whitespace=True,
         validate_by_name=False,
         json_schema_extra=never_null_schema,
     )
@@ -88,6 +96,17 @@ class InputModel(BaseModel):
         if not isinstance(data, dict | BaseModel):
             raise ValueError(NOT_AN_OBJECT)
         return data
+
+    @model_validator(mode="after")
+    def _trimmed(self) -> Self:
+        # After validation: a constraint placed after a validator would see the trimmed text.
+        # Plain strings only: an enum member is a str too, and must stay the member.
+        for name, value in self.__dict__.items():
+            if type(value) is str:
+                self.__dict__[name] = value.strip()
+            elif isinstance(value, list) and any(type(item) is str for item in value):
+                self.__dict__[name] = [i.strip() if type(i) is str else i for i in value]
+        return self
 
 
 class Envelope(BaseModel, Generic[T]):
@@ -143,10 +162,22 @@ def _clean_text(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if is_blank(value):
+        raise ValueError("must not be blank")
+    return value
+
+
 # Free text from clients: refuses characters that can disguise what a reviewer reads.
 # The pattern documents the check (a description only: the validator stays the judge).
 SafeText = Annotated[
     str, AfterValidator(_clean_text), Field(json_schema_extra={"pattern": visible_text_pattern()})
+]
+# Text that must say something: not only whitespace, which the schema's pattern says too.
+RequiredText = Annotated[
+    SafeText,
+    AfterValidator(_not_blank),
+    Field(json_schema_extra={"pattern": non_blank_visible_pattern()}),
 ]
 
 

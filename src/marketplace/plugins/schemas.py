@@ -23,6 +23,7 @@ from marketplace.kit.schemas import (
     Money,
     MoneyIn,
     OutputModel,
+    RequiredText,
     SafeText,
     never_null_schema,
 )
@@ -56,10 +57,10 @@ PluginKey = Annotated[
         }
     ),
 ]
-Title = Annotated[SafeText, Field(min_length=1, max_length=200)]
-Description = Annotated[SafeText, Field(min_length=1, max_length=20_000)]
+Title = Annotated[RequiredText, Field(min_length=1, max_length=200)]
+Description = Annotated[RequiredText, Field(min_length=1, max_length=20_000)]
 OptionalShort = Annotated[SafeText, Field(max_length=500)] | None
-Tag = Annotated[SafeText, Field(min_length=1, max_length=50)]
+Tag = Annotated[RequiredText, Field(min_length=1, max_length=50)]
 Tags = Annotated[list[Tag], Field(max_length=30)]
 Platform = Literal["darwin", "win32", "linux"]
 Platforms = Annotated[list[Platform], Field(max_length=3)]
@@ -264,7 +265,7 @@ class PublishIn(InputModel):
 
 class AdminCreateIn(PublishIn):
     icon: Annotated[SafeText, Field(max_length=200)] | None = None
-    source: Annotated[SafeText, Field(min_length=1, max_length=50)] = "official"
+    source: Annotated[RequiredText, Field(min_length=1, max_length=50)] = "official"
     platforms: Platforms = Field(default_factory=list)
     featured: StrictBool = False
 

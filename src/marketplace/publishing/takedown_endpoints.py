@@ -18,7 +18,7 @@ from marketplace.auth.deps import Admin, VerifiedDeveloper
 from marketplace.db import DbSession
 from marketplace.errors import InvalidState
 from marketplace.kit.error_codes import raises
-from marketplace.kit.schemas import Envelope, InputModel, SafeText
+from marketplace.kit.schemas import Envelope, InputModel, RequiredText
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_version, locked_version_with_item, owned_for_write
@@ -26,7 +26,7 @@ from marketplace.publishing.takedown import REASON_MAX_CHARS, take_down_version
 
 
 class TakedownIn(InputModel):
-    reason: Annotated[SafeText, Field(min_length=1, max_length=REASON_MAX_CHARS)]
+    reason: Annotated[RequiredText, Field(min_length=1, max_length=REASON_MAX_CHARS)]
 
 
 DESCRIPTION = (

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+from marketplace.kit.schemas import InputModel, OutputModel, RequiredText, SafeText
 from marketplace.models import ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key, parse_version
 from marketplace.publishing.schemas import FindingOut, StatusCounts
@@ -41,14 +41,16 @@ def _semver(value: str) -> str:
 
 ScenarioId = Annotated[str, AfterValidator(_scenario_id)]
 SemVer = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(_semver)]
-Title = Annotated[SafeText, Field(min_length=1, max_length=200)]
-Description = Annotated[SafeText, Field(min_length=1, max_length=20_000)]
+Title = Annotated[RequiredText, Field(min_length=1, max_length=200)]
+Description = Annotated[RequiredText, Field(min_length=1, max_length=20_000)]
 Changelog = Annotated[SafeText, Field(max_length=20_000)]
 ScenarioType = Annotated[
     str, Field(min_length=1, max_length=32, pattern=TYPE_PATTERN, examples=["programmatic"])
 ]
 CategoryKey = Annotated[str, Field(min_length=1, max_length=64, examples=["development"])]
-Permission = Annotated[SafeText, Field(min_length=1, max_length=100, examples=["filesystem:read"])]
+Permission = Annotated[
+    RequiredText, Field(min_length=1, max_length=100, examples=["filesystem:read"])
+]
 Permissions = Annotated[list[Permission], Field(max_length=50)]
 
 
