@@ -178,9 +178,14 @@ def test_versions_are_documented_as_semver(document: dict[str, Any]) -> None:
 
 
 def test_blob_links_document_their_key_expiry_and_signature(document: dict[str, Any]) -> None:
-    path = "/api/v1/blobs/{key}"
-    key = _parameter(document, path, "key")["pattern"]
-    assert re.fullmatch(key.strip("^$"), "ab/cd/" + "ab" + "cd" + "0" * 60)
-    assert not re.fullmatch(key.strip("^$"), "../etc/passwd")
+    # The key's three segments are three parameters: a generator can make each one.
+    path = "/api/v1/blobs/{shard}/{subshard}/{digest}"
+    for name in ("shard", "subshard"):
+        pattern = _parameter(document, path, name)["pattern"]
+        assert re.fullmatch(pattern.strip("^$"), "ab")
+        assert not re.fullmatch(pattern.strip("^$"), "..")
+    digest = _parameter(document, path, "digest")["pattern"]
+    assert re.fullmatch(digest.strip("^$"), "abcd" + "0" * 60)
+    assert not re.fullmatch(digest.strip("^$"), "../etc/passwd")
     assert _parameter(document, path, "expires")["pattern"] == "^[1-9][0-9]{0,11}$"
     assert _parameter(document, path, "sig")["pattern"] == "^[0-9a-f]{64}$"

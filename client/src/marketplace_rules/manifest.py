@@ -29,7 +29,7 @@ from marketplace_rules.limits import (
     PLUGIN_KEY_MIN_LENGTH,
 )
 from marketplace_rules.text import display, iter_strings
-from marketplace_rules.versions import version_problem
+from marketplace_rules.versions import SEMVER_PATTERN, version_problem
 from marketplace_rules.vocabulary import (
     CONFIG_ONLY,
     ICON_MEDIA_TYPES,
@@ -445,3 +445,32 @@ def _required_string(manifest: Mapping[str, Any], key: str) -> list[Finding]:
 
 def _is_str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def manifest_json_schema() -> dict[str, Any]:
+    """The keys of a manifest as JSON Schema, for documents that carry one (create-version).
+
+    What it can say: the keys every manifest needs and the JSON type of the known ones. The
+    rules above stay the judge of what depends on more than the document: that id and
+    version equal the plugin's key and the requested version, the category table, the
+    plugin's type (an mcp plugin needs `mcp`), and how main and inline code go together.
+    """
+    json_types = {str: "string", list: "array", dict: "object", bool: "boolean"}
+    properties: dict[str, Any] = {
+        key: {"type": json_types[kind]} for key, (kind, _) in _OPTIONAL_TYPES.items()
+    }
+    properties["permissions"] = {"type": "array", "items": {"type": "string"}}
+    properties["id"] = {
+        "type": "string",
+        "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
+        "minLength": PLUGIN_KEY_MIN_LENGTH,
+        "maxLength": PLUGIN_KEY_MAX_LENGTH,
+    }
+    properties["version"] = {"type": "string", "pattern": SEMVER_PATTERN}
+    properties["category"] = {"type": "string"}
+    properties["main"] = {"type": "string"}
+    return {
+        "type": "object",
+        "required": ["id", "version", "category", "main"],
+        "properties": properties,
+    }

@@ -3,12 +3,13 @@ reviews. No token needed; a valid token adds the caller's purchase state to ever
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 from starlette.responses import Response
 
 from marketplace.auth.deps import OptionalUser
@@ -46,15 +47,42 @@ router = api_router(
 MAX_TOP = 50
 
 
+def _hidden_ranges() -> str:
+    """A regex class body of the control and format characters (Cc, Cf) of the Basic
+    Multilingual Plane: what ECMA-262 (the document's dialect) and Python both can name."""
+    ranges: list[str] = []
+    start = previous = -2
+    for code in range(0x10000):
+        if unicodedata.category(chr(code)) not in ("Cc", "Cf"):
+            continue
+        if code != previous + 1:
+            if start >= 0:
+                ranges.append(_range(start, previous))
+            start = code
+        previous = code
+    ranges.append(_range(start, previous))
+    return "".join(ranges)
+
+
+def _range(first: int, last: int) -> str:
+    return f"\\u{first:04x}" + (f"-\\u{last:04x}" if last != first else "")
+
+
+# No control or format characters: newlines separate fields in the search index, and
+# invisible characters only make a query match nothing. The document's pattern is the rule.
+SEARCH_TEXT_PATTERN = f"^[^{_hidden_ranges()}]*$"
+_SEARCH_TEXT = re.compile(SEARCH_TEXT_PATTERN)
+
+
 def _search_text(value: str) -> str:
-    # No control or format characters at all: newlines separate fields in the search index,
-    # and invisible characters only make a query match nothing.
-    if any(unicodedata.category(char) in ("Cc", "Cf") for char in value):
+    if _SEARCH_TEXT.fullmatch(value) is None:
         raise ValueError("contains control or invisible characters")
     return value
 
 
-SearchText = Annotated[str, AfterValidator(_search_text)]
+SearchText = Annotated[
+    str, AfterValidator(_search_text), Field(json_schema_extra={"pattern": SEARCH_TEXT_PATTERN})
+]
 
 
 async def browse_query(

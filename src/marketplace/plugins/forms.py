@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from marketplace.kit.forms import multipart_form
+from marketplace.plugins.schemas import CHANGELOG_MAX_CHARS, VERSION_MAX_CHARS
 from marketplace_rules.limits import ICON_MAX_BYTES, KIB, PLUGIN_PACKAGE_MAX_MIB
+from marketplace_rules.text import visible_text_pattern
+from marketplace_rules.versions import SEMVER_PATTERN
 
 PACKAGE_FORM = multipart_form(
     {
@@ -13,8 +16,17 @@ PACKAGE_FORM = multipart_form(
             "description": f".tar.gz, at most {PLUGIN_PACKAGE_MAX_MIB} MB by default "
             "(setting plugin_package_max_mb)",
         },
-        "version": {"type": "string", "description": "semver; must equal manifest.version"},
-        "changelog": {"type": "string"},
+        "version": {
+            "type": "string",
+            "pattern": SEMVER_PATTERN,
+            "maxLength": VERSION_MAX_CHARS,
+            "description": "semver; must equal manifest.version",
+        },
+        "changelog": {
+            "type": "string",
+            "maxLength": CHANGELOG_MAX_CHARS,
+            "pattern": visible_text_pattern(),
+        },
     },
     ["file", "version"],
 )

@@ -31,6 +31,7 @@ from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace_rules.manifest import manifest_json_schema
 from marketplace_rules.versions import SEMVER_PATTERN
 from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
@@ -68,9 +69,13 @@ Platforms = Annotated[list[Platform], Field(max_length=3)]
 CATEGORY_KEY_PATTERN = r"^[a-z][a-z0-9-]*$"
 CategoryKey = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY_KEY_PATTERN)]
 ValidityDays = Annotated[int, Strict(), Field(ge=0, le=36_500), INTEGRAL_FLOATS]
+VERSION_MAX_CHARS = 100
+CHANGELOG_MAX_CHARS = 20_000
 VersionText = Annotated[
     str,
-    Field(min_length=1, max_length=100, json_schema_extra={"pattern": SEMVER_PATTERN}),
+    Field(
+        min_length=1, max_length=VERSION_MAX_CHARS, json_schema_extra={"pattern": SEMVER_PATTERN}
+    ),
 ]
 Note = Annotated[SafeText, Field(max_length=5000)]
 SortOrder = Annotated[int, Strict(), Field(ge=-1_000_000, le=1_000_000), INTEGRAL_FLOATS]
@@ -354,13 +359,17 @@ def _json_safe(manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-Changelog = Annotated[SafeText, Field(max_length=20_000)]
+Changelog = Annotated[SafeText, Field(max_length=CHANGELOG_MAX_CHARS)]
 
 
 class CreateVersionIn(InputModel):
     version: VersionText
     changelog: Changelog | None = None
-    manifest: Annotated[dict[str, Any], AfterValidator(_json_safe)]
+    manifest: Annotated[
+        dict[str, Any],
+        AfterValidator(_json_safe),
+        Field(json_schema_extra=manifest_json_schema()),
+    ]
 
 
 class CategoryIn(InputModel):

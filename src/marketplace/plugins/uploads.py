@@ -33,6 +33,7 @@ from marketplace.publishing.uploads import (
 )
 from marketplace.storage.base import BlobStore
 from marketplace.trust.keyring import Keyring
+from marketplace_rules.text import is_blank
 
 _CHANGELOG: TypeAdapter[str] = TypeAdapter(Changelog)
 NO_MAIN = (
@@ -42,19 +43,21 @@ NO_MAIN = (
 
 
 def _changelog(fields: dict[str, str]) -> str | None:
-    """The form field follows create-version's rules for the same text."""
-    raw = (fields.get("changelog") or "").strip()
-    if not raw:
+    """The form field follows create-version's rules for the same text: checked as sent,
+    stored trimmed (kit.schemas.InputModel)."""
+    raw = fields.get("changelog") or ""
+    if is_blank(raw):
         return None
     try:
-        return _CHANGELOG.validate_python(raw)
+        return _CHANGELOG.validate_python(raw).strip()
     except ValidationError as exc:
         message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
         raise ValidationFailed.field("changelog", message) from None
 
 
 def _required_version(fields: dict[str, str]) -> str:
-    version = fields.get("version", "").strip()
+    # As sent: the form documents the semver pattern, which has no surrounding spaces.
+    version = fields.get("version", "")
     if not version:
         raise ValidationFailed.field("version", "field required")
     return version

@@ -50,6 +50,7 @@ from marketplace.scenarios.schemas import (
 )
 from marketplace.scenarios.views import scenario_detail, scenario_out, version_out
 from marketplace.storage.deps import BlobStoreDep
+from marketplace_rules.versions import SEMVER_PATTERN
 
 router = api_router(
     prefix="/api/v1/marketplace/developer",
@@ -67,6 +68,8 @@ PACKAGE_FORM = multipart_form(
         },
         "version": {
             "type": "string",
+            "pattern": SEMVER_PATTERN,
+            "maxLength": 100,
             "description": "an existing pending version; default the newest version",
         },
     },

@@ -12,6 +12,9 @@ from marketplace.models import ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key, parse_version
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace.trust.schemas import SignedRecord
+from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace_rules.versions import SEMVER_PATTERN
+from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
 
 # Words the paths of the developer group use; an id spelled so would be unreachable.
 RESERVED_IDS = frozenset({"publish", "scenarios"})
@@ -39,8 +42,30 @@ def _semver(value: str) -> str:
     return value
 
 
-ScenarioId = Annotated[str, AfterValidator(_scenario_id)]
-SemVer = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(_semver)]
+# The documents say what the validators check: a plugin key's shape, not a UUID, not a word
+# of the paths; a semver version.
+ScenarioId = Annotated[
+    str,
+    AfterValidator(_scenario_id),
+    Field(
+        json_schema_extra={
+            "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
+            "minLength": PLUGIN_KEY_MIN_LENGTH,
+            "maxLength": PLUGIN_KEY_MAX_LENGTH,
+            "not": {
+                "anyOf": [
+                    {"pattern": f"^{UUID_PATTERN.pattern}$"},
+                    {"enum": sorted(RESERVED_IDS)},
+                ]
+            },
+        }
+    ),
+]
+SemVer = Annotated[
+    str,
+    Field(min_length=1, max_length=100, json_schema_extra={"pattern": SEMVER_PATTERN}),
+    AfterValidator(_semver),
+]
 Title = Annotated[RequiredText, Field(min_length=1, max_length=200)]
 Description = Annotated[RequiredText, Field(min_length=1, max_length=20_000)]
 Changelog = Annotated[SafeText, Field(max_length=20_000)]

@@ -70,7 +70,7 @@ async def _target_version(
     session: AsyncSession, scenario: Scenario, requested: str | None
 ) -> ScenarioVersion:
     """The version named by the form's `version` field, or the newest one."""
-    wanted = (requested or "").strip() or scenario.version
+    wanted = requested or scenario.version  # as sent: the form documents the semver pattern
     try:
         parse_version(wanted)
     except ValueError as exc:

@@ -12,7 +12,6 @@ from marketplace.errors import AppError, Forbidden, NotFound
 from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.storage.base import (
-    BLOB_KEY_PATTERN,
     PACKAGE_CONTENT_TYPE,
     content_disposition,
     is_blob_key,
@@ -73,11 +72,20 @@ def _etag_matches(header: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-@router.get(f"{BLOB_ROUTE}/{{key:path}}", operation_id="download_blob")
-@router.head(f"{BLOB_ROUTE}/{{key:path}}", include_in_schema=False)
+# A blob key is three path segments (`ab/cd/<sha256>`), each its own parameter: one
+# parameter holding slashes cannot be generated from the document (path values are one
+# segment), and the key's three parts are each a plain pattern.
+BLOB_PATH = f"{BLOB_ROUTE}/{{shard}}/{{subshard}}/{{digest}}"
+_SHARD = Path(json_schema_extra={"pattern": "^[0-9a-f]{2}$"})
+
+
+@router.get(BLOB_PATH, operation_id="download_blob")
+@router.head(BLOB_PATH, include_in_schema=False)
 @raises(NotFound, Forbidden, RangeNotSatisfiable)
 async def download_blob(
-    key: Annotated[str, Path(json_schema_extra={"pattern": f"^{BLOB_KEY_PATTERN}$"})],
+    shard: Annotated[str, _SHARD],
+    subshard: Annotated[str, _SHARD],
+    digest: Annotated[str, Path(json_schema_extra={"pattern": "^[0-9a-f]{64}$"})],
     request: Request,
     store: BlobStoreDep,
     expires: Annotated[
@@ -92,6 +100,7 @@ async def download_blob(
     altered or expired link is 403 FORBIDDEN. Supports single byte ranges and
     If-None-Match.
     """
+    key = f"{shard}/{subshard}/{digest}"
     if not isinstance(store, LocalBlobStore) or not is_blob_key(key):
         raise _blob_not_found()
     filename = store.signer.verify(key, expires, filename, sig)
