@@ -38,7 +38,10 @@ from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessi
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.front import router as front_router
 from marketplace.kit.methods import AllowedMethodsMiddleware
-from marketplace.kit.request_guard import RequestGuardMiddleware
+from marketplace.kit.request_guard import (
+    RequestGuardMiddleware,
+    install_no_nul_parameters_in_openapi,
+)
 from marketplace.kit.responses import JSONBytes
 from marketplace.kit.routing import install_object_bodies_in_openapi
 from marketplace.kit.tempfiles import remove_abandoned
@@ -135,6 +138,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_optional_auth_in_openapi(app)
     install_error_codes_in_openapi(app)
     install_object_bodies_in_openapi(app)
+    install_no_nul_parameters_in_openapi(app)
 
     # The last added is outermost: console headers wrap request context wraps rate limiting
     # wraps the request guard wraps the methods check (OPTIONS, HEAD, 405) wraps the schema

@@ -141,3 +141,21 @@ async def test_a_manifest_without_its_required_keys_is_refused_by_its_schema_too
     assert set(schema["required"]) == {"id", "version", "category", "main"}
     complete = {"id": plugin.plugin_key, "version": "2.0.0", "category": "utility", "main": ""}
     assert _valid(schema, complete)
+
+
+async def test_every_url_parameter_documents_that_nul_is_refused(
+    client: httpx.AsyncClient, document: dict[str, Any]
+) -> None:
+    unguarded = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] not in ("path", "query"):
+                    continue
+                schema = parameter["schema"]
+                for choice in schema.get("anyOf", [schema]):
+                    if choice.get("type") == "string" and _valid(choice, "a\x00b"):
+                        unguarded.append(f"{method.upper()} {path} {parameter['name']}")
+    assert unguarded == []
+    response = await client.get("/api/v1/admin/plugins/versions/pending?search=a%00b")
+    err(response, 400, "VALIDATION_FAILED")

@@ -3,6 +3,9 @@ compare them). Bodies are capped by the route class (marketplace.kit.routing).""
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from marketplace.errors import ValidationFailed
@@ -25,3 +28,32 @@ class RequestGuardMiddleware:
 def _has_nul(scope: Scope) -> bool:
     query: bytes = scope.get("query_string", b"")
     return "\x00" in scope["path"] or b"\x00" in query or b"%00" in query
+
+
+# What every string in a URL matches (the guard above): documented on each path and query
+# parameter whose own pattern does not already say more.
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+
+
+def install_no_nul_parameters_in_openapi(app: FastAPI) -> None:
+    """Wrap `app.openapi` so that URL parameters document the guard's rule."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        for item in document.get("paths", {}).values():
+            for operation in item.values():
+                for parameter in operation.get("parameters", []):
+                    if parameter.get("in") in ("path", "query"):
+                        _no_nul(parameter.get("schema", {}))
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _no_nul(schema: dict[str, Any]) -> None:
+    for choice in schema.get("anyOf", [schema]):
+        if choice.get("type") == "string" and "pattern" not in choice and "enum" not in choice:
+            choice["pattern"] = NO_NUL_PATTERN
