@@ -59,13 +59,15 @@ async def test_a_database_without_the_schema_answers_503_on_every_route_that_nee
             admin = await http.get(
                 "/api/v1/admin/plugins", headers={"Authorization": "Bearer x.y.z"}
             )
+        root = await http.get("/", headers={"Accept": "application/json"})
         health = await http.get("/healthz")
         ready = await http.get("/readyz")
         document = await http.get("/openapi.json")
 
     for response in (browse, login, console, admin):
         _assert_schema_503(response, ALL_MIGRATIONS)
-    assert (health.status_code, document.status_code) == (200, 200)
+    assert (health.status_code, document.status_code, root.status_code) == (200, 200, 200)
+    assert root.json()["data"]["console"] == "/console"
     assert ready.status_code == 503
     # One log line for the state, naming the first missing migration, not one per request.
     errors = [e for e in logs if e["log_level"] == "error"]
