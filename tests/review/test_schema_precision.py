@@ -72,7 +72,7 @@ def test_the_visible_text_pattern_names_no_surrogates_and_agrees_with_the_check(
     assert "\\ud800" not in pattern
     for text in ("plain", "中文", "emoji \U0001f600\ufe0f", "tab\tnewline\n"):
         assert re.fullmatch(pattern, text) and not has_forbidden_chars(text)
-    for text in ("bell\x07", "soft\u00adhyphen", "rlo\u202e", "bom\ufeff"):
+    for text in ("bell\x07", "soft\u00adhyphen", "rlo\u202e", "bom\ufeff", "tag\U000e0041"):
         assert re.fullmatch(pattern, text) is None and has_forbidden_chars(text)
 
 

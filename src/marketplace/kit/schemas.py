@@ -22,6 +22,7 @@ from marketplace_rules.text import (
     has_forbidden_chars,
     is_blank,
     non_blank_visible_pattern,
+    trimmed,
     visible_text_pattern,
 )
 
@@ -103,9 +104,9 @@ class InputModel(BaseModel):
         # Plain strings only: an enum member is a str too, and must stay the member.
         for name, value in self.__dict__.items():
             if type(value) is str:
-                self.__dict__[name] = value.strip()
+                self.__dict__[name] = trimmed(value)
             elif isinstance(value, list) and any(type(item) is str for item in value):
-                self.__dict__[name] = [i.strip() if type(i) is str else i for i in value]
+                self.__dict__[name] = [trimmed(i) if type(i) is str else i for i in value]
         return self
 
 

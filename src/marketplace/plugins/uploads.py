@@ -33,7 +33,7 @@ from marketplace.publishing.uploads import (
 )
 from marketplace.storage.base import BlobStore
 from marketplace.trust.keyring import Keyring
-from marketplace_rules.text import is_blank
+from marketplace_rules.text import is_blank, trimmed
 
 _CHANGELOG: TypeAdapter[str] = TypeAdapter(Changelog)
 NO_MAIN = (
@@ -49,7 +49,7 @@ def _changelog(fields: dict[str, str]) -> str | None:
     if is_blank(raw):
         return None
     try:
-        return _CHANGELOG.validate_python(raw).strip()
+        return trimmed(_CHANGELOG.validate_python(raw))
     except ValidationError as exc:
         message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
         raise ValidationFailed.field("changelog", message) from None
