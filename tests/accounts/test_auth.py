@@ -5,7 +5,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import jwt
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from marketplace.accounts import service
 from marketplace.models import RefreshToken, User
 from tests.factories import PASSWORD, Factory
 from tests.helpers import TEST_SECRET, err, field_names, ok
@@ -230,3 +232,32 @@ async def test_logout_revokes_refresh_token(client: httpx.AsyncClient, factory: 
         401,
         "UNAUTHORIZED",
     )
+
+
+async def test_a_password_is_kept_as_sent_so_its_length_is_the_secrets(
+    client: httpx.AsyncClient,
+) -> None:
+    padded = "x" + " " * 7  # 8 as sent; it was stored as "x" once trimmed after the check
+    body = {"email": "padded@example.com", "password": padded, "name": "Padded"}
+    ok(await client.post("/api/v1/auth/register", json=body), 201)
+
+    short = {"email": "padded@example.com", "password": "x"}
+    err(await client.post("/api/v1/auth/login", json=short), 401, "UNAUTHORIZED")
+    whole = {"email": "padded@example.com", "password": padded}
+    assert ok(await client.post("/api/v1/auth/login", json=whole))["accessToken"]
+
+
+async def test_an_account_stored_with_a_trimmed_password_still_logs_in_with_the_spaces(
+    client: httpx.AsyncClient, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    # Before passwords were kept as sent, " secret-pass " was stored as "secret-pass".
+    async with sessionmaker.begin() as session:
+        await service.create_user(
+            session, email="legacy@example.com", password="secret-pass", name="Legacy"
+        )
+
+    for typed in (" secret-pass ", "secret-pass"):
+        body = {"email": "legacy@example.com", "password": typed}
+        assert ok(await client.post("/api/v1/auth/login", json=body))["accessToken"]
+    wrong = {"email": "legacy@example.com", "password": " other-pass "}
+    err(await client.post("/api/v1/auth/login", json=wrong), 401, "UNAUTHORIZED")

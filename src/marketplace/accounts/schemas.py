@@ -51,12 +51,16 @@ def _encodable(value: str) -> str:
 
 
 class RegisterIn(InputModel):
+    untrimmed = ("password",)
+
     email: Email
     password: Annotated[str, Field(min_length=8, max_length=128), AfterValidator(_encodable)]
     name: Name
 
 
 class LoginIn(InputModel):
+    untrimmed = ("password",)
+
     # No format check on login: a malformed e-mail is just a failed login (one 401 for all).
     # The document still says e-mail: nothing else can ever log in.
     email: Annotated[str, Field(max_length=320, json_schema_extra=_EMAIL_SCHEMA)]

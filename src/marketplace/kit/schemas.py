@@ -78,6 +78,9 @@ class InputModel(BaseModel):
     of strings) are trimmed, as they always were stored."""
 
     never_null: ClassVar[tuple[str, ...]] = ()
+    # Fields kept exactly as sent (passwords: trimming after the length check would store a
+    # shorter secret than the rule allows).
+    untrimmed: ClassVar[tuple[str, ...]] = ()
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -103,6 +106,8 @@ class InputModel(BaseModel):
         # After validation: a constraint placed after a validator would see the trimmed text.
         # Plain strings only: an enum member is a str too, and must stay the member.
         for name, value in self.__dict__.items():
+            if name in self.untrimmed:
+                continue
             if type(value) is str:
                 self.__dict__[name] = trimmed(value)
             elif isinstance(value, list) and any(type(item) is str for item in value):
