@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories import Factory
 from tests.helpers import ok
-from tests.plugins.helpers import publish
+from tests.plugins.helpers import publish_body
 
 SAMPLE = "x1"
 
@@ -128,8 +128,10 @@ async def test_every_other_method_of_every_documented_path_is_405_with_the_docum
 async def test_a_concrete_path_is_not_taken_by_a_template_for_its_missing_methods(
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
+    # "publish" is reserved now; a plugin keyed so before that stays reachable by its id.
     dev = await factory.developer()
-    plugin = await publish(client, dev, pluginKey="publish")
+    legacy = await factory.plugin(dev, plugin_key="publish")
+    plugin = {"id": legacy.id}
 
     response = await client.delete("/api/v1/developer/plugins/publish", headers=dev.headers)
 
@@ -139,3 +141,22 @@ async def test_a_concrete_path_is_not_taken_by_a_template_for_its_missing_method
     # The plugin whose key is "publish" is still there, and reachable by its id.
     detail = await client.get(f"/api/v1/developer/plugins/{plugin['id']}", headers=dev.headers)
     assert ok(detail)["pluginKey"] == "publish"
+
+
+async def test_the_words_of_concrete_paths_are_refused_as_plugin_keys(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    dev = await factory.developer()
+    for key in ("publish", "categories", "scenarios"):
+        body = publish_body(pluginKey=key)
+        response = await client.post(
+            "/api/v1/developer/plugins/publish", json=body, headers=dev.headers
+        )
+        assert response.status_code == 400, key
+        assert "reserved" in response.text
+
+
+async def test_console_pages_keep_routings_answers(client: httpx.AsyncClient) -> None:
+    # A console page is not in the document: the concrete-path rule leaves it alone.
+    response = await client.get("/console/logout")
+    assert "application/json" not in response.headers.get("content-type", "")

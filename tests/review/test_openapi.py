@@ -146,7 +146,9 @@ def test_plugin_key_is_documented_with_its_rule(document: dict[str, Any]) -> Non
         64,
     )
     uuid_shaped = "abcdef12-3456-7890-abcd-ef1234567890"
-    assert re.fullmatch(schema["not"]["pattern"].strip("^$"), uuid_shaped)
+    [uuid, reserved] = schema["not"]["anyOf"]
+    assert re.fullmatch(uuid["pattern"].strip("^$"), uuid_shaped)
+    assert reserved["enum"] == ["categories", "publish", "scenarios"]
 
 
 @pytest.mark.parametrize("model", ["PublishIn", "PriceIn", "AdminCreateIn"])

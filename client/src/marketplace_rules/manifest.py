@@ -39,6 +39,7 @@ from marketplace_rules.vocabulary import (
     PLATFORMS,
     PLUGIN_KEY_PATTERN,
     PLUGIN_TYPES,
+    RESERVED_KEYS,
     STDIO,
     TARBALL,
     UUID_PATTERN,
@@ -185,7 +186,8 @@ def _has_surrogate(text: str) -> bool:
 
 
 def plugin_key_findings(value: str, path: str = "id") -> list[Finding]:
-    """pluginKey (and manifest id) rule: ^[a-z][a-z0-9-]*$, 3-64 characters, not a UUID."""
+    """pluginKey (and manifest id) rule: ^[a-z][a-z0-9-]*$, 3-64 characters, not a UUID,
+    not a reserved word."""
     findings: list[Finding] = []
     if PLUGIN_KEY_PATTERN.fullmatch(value) is None:
         findings.append(
@@ -209,6 +211,9 @@ def plugin_key_findings(value: str, path: str = "id") -> list[Finding]:
         findings.append(
             Finding.error(Code.PLUGIN_KEY_INVALID, path, "must not be shaped like a UUID")
         )
+    if value in RESERVED_KEYS:
+        message = f'"{value}" is reserved: a path of the API has that name'
+        findings.append(Finding.error(Code.PLUGIN_KEY_INVALID, path, message))
     return findings
 
 
@@ -465,6 +470,7 @@ def manifest_json_schema() -> dict[str, Any]:
         "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
         "minLength": PLUGIN_KEY_MIN_LENGTH,
         "maxLength": PLUGIN_KEY_MAX_LENGTH,
+        "not": plugin_key_exclusions(),
     }
     properties["version"] = {"type": "string", "pattern": SEMVER_PATTERN}
     properties["category"] = {"type": "string"}
@@ -474,3 +480,8 @@ def manifest_json_schema() -> dict[str, Any]:
         "required": ["id", "version", "category", "main"],
         "properties": properties,
     }
+
+
+def plugin_key_exclusions() -> dict[str, Any]:
+    """JSON Schema `not` of a plugin key (and scenario id): UUID-shaped, or reserved."""
+    return {"anyOf": [{"pattern": f"^{UUID_PATTERN.pattern}$"}, {"enum": sorted(RESERVED_KEYS)}]}

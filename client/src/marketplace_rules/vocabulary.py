@@ -36,5 +36,9 @@ ICON_MEDIA_TYPES: Final = {
 PLUGIN_KEY_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]*")
 # A pluginKey shaped like a UUID would be ambiguous in paths that accept an id or a key.
 UUID_PATTERN: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# Words that are concrete paths beside `{plugin_id}` / `{scenario_id}` (`/developer/plugins/
+# publish`, `/admin/plugins/categories`, `/marketplace/developer/scenarios`): a key spelled so
+# could not be reached by it, since a concrete path owns its methods (kit.methods).
+RESERVED_KEYS: Final = frozenset({"categories", "publish", "scenarios"})
 # Publishing tokens start with this (so a scan can tell them from every other secret).
 PAT_PREFIX: Final = "mkt_pat_"

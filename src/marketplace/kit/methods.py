@@ -45,10 +45,12 @@ def path_methods(routes: Any, scope: Scope) -> set[str]:
 
 
 def concrete_paths(routes: Any) -> dict[str, frozenset[str]]:
-    """Each concrete (parameter-free) path and the methods its routes serve."""
+    """Each documented concrete (parameter-free) path and the methods its routes serve. The
+    console's pages are not in the document and keep routing's own answers."""
     paths: dict[str, set[str]] = {}
     for route in iter_route_contexts(routes):
-        if route.methods and route.path is not None and not route.param_convertors:
+        documented = getattr(route, "include_in_schema", False)
+        if route.methods and route.path and documented and not route.param_convertors:
             paths.setdefault(route.path, set()).update(route.methods)
     return {path: frozenset(methods) for path, methods in paths.items()}
 
@@ -82,7 +84,7 @@ class AllowedMethodsMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        owned = self._concrete_methods(scope["app"].routes, scope["path"])
+        owned = self._concrete_methods(scope["app"].routes, _route_path(scope))
         if owned is not None and method not in owned and method not in ("OPTIONS", "HEAD"):
             # A templated route would take it (`{plugin_id}` = "categories"): not this path's.
             await _method_not_allowed(set(owned))(scope, receive, send)
@@ -102,6 +104,13 @@ class AllowedMethodsMiddleware:
             await self.app({**scope, "method": "GET"}, receive, _without_body(send))
         else:
             await self.app(scope, receive, _fix_allow_on_405(scope, send))
+
+
+def _route_path(scope: Scope) -> str:
+    # Routes are matched on the path below the app's root (a proxy's prefix).
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _method_not_allowed(methods: set[str]) -> Response:

@@ -31,13 +31,15 @@ from marketplace.models import Distribution, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
-from marketplace_rules.manifest import manifest_json_schema
+from marketplace_rules.manifest import manifest_json_schema, plugin_key_exclusions
 from marketplace_rules.versions import SEMVER_PATTERN
-from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
+from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, RESERVED_KEYS
 
 
 def _plugin_key(value: str) -> str:
     # Also refuses UUID-shaped keys: paths accept an id or a pluginKey.
+    if value in RESERVED_KEYS:
+        raise ValueError(f'"{value}" is reserved: a path of the API has that name')
     if not is_valid_plugin_key(value):
         raise ValueError(
             "must be 3-64 lowercase letters, digits and hyphens, start with a letter, "
@@ -54,7 +56,7 @@ PluginKey = Annotated[
             "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
             "minLength": PLUGIN_KEY_MIN_LENGTH,
             "maxLength": PLUGIN_KEY_MAX_LENGTH,
-            "not": {"pattern": f"^{UUID_PATTERN.pattern}$"},
+            "not": plugin_key_exclusions(),
         }
     ),
 ]

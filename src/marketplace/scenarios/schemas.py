@@ -13,11 +13,12 @@ from marketplace.packages.manifest import is_valid_plugin_key, parse_version
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace.trust.schemas import SignedRecord
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
+from marketplace_rules.manifest import plugin_key_exclusions
 from marketplace_rules.versions import SEMVER_PATTERN
-from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, UUID_PATTERN
+from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, RESERVED_KEYS
 
-# Words the paths of the developer group use; an id spelled so would be unreachable.
-RESERVED_IDS = frozenset({"publish", "scenarios"})
+# Words the paths use; an id spelled so would be unreachable (the plugin key's own rule).
+RESERVED_IDS = RESERVED_KEYS
 TYPE_PATTERN = r"^[a-z]+(-[a-z]+)*$"
 
 
@@ -27,13 +28,13 @@ def is_valid_scenario_id(value: object) -> bool:
 
 
 def _scenario_id(value: str) -> str:
+    if value in RESERVED_IDS:
+        raise ValueError(f'"{value}" is reserved')
     if not is_valid_plugin_key(value):
         raise ValueError(
             "must be 3-64 lowercase letters, digits and hyphens, start with a letter, "
             "and not look like a UUID"
         )
-    if value in RESERVED_IDS:
-        raise ValueError(f'"{value}" is reserved')
     return value
 
 
@@ -52,12 +53,7 @@ ScenarioId = Annotated[
             "pattern": f"^{PLUGIN_KEY_PATTERN.pattern}$",
             "minLength": PLUGIN_KEY_MIN_LENGTH,
             "maxLength": PLUGIN_KEY_MAX_LENGTH,
-            "not": {
-                "anyOf": [
-                    {"pattern": f"^{UUID_PATTERN.pattern}$"},
-                    {"enum": sorted(RESERVED_IDS)},
-                ]
-            },
+            "not": plugin_key_exclusions(),
         }
     ),
 ]
