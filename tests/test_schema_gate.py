@@ -12,10 +12,12 @@ import httpx
 import pytest
 import structlog
 from fastapi import FastAPI
+from sqlalchemy.engine import make_url
 
 from marketplace.app import create_app, shutdown
+from marketplace.errors import DatabaseUnavailable, ServiceUnavailable
 from marketplace.migrate import head_revision, upgrade
-from marketplace.schema_gate import SchemaGate
+from marketplace.schema_gate import SchemaGate, SchemaState
 from tests.conftest import make_settings
 
 ALL_MIGRATIONS = sorted(
@@ -121,3 +123,68 @@ def test_a_revision_newer_than_the_code_is_served_and_older_ones_name_what_is_mi
     assert gate.state_at("9999").ready
     assert gate.state_at(None).missing == tuple(ALL_MIGRATIONS)
     assert gate.state_at(head_revision()).missing == ()
+
+
+async def test_a_database_that_cannot_be_opened_is_503_not_500(tmp_path: Path) -> None:
+    folder = tmp_path / "not-a-file.db"
+    folder.mkdir()  # SQLite cannot open a folder: an error at connect, not a missing table
+    application = create_app(make_settings(f"sqlite+aiosqlite:///{folder}", tmp_path))
+    try:
+        async with await _client(application) as http:
+            response = await http.get("/api/v1/plugins/browse")
+    finally:
+        await shutdown(application)
+
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert "missingMigrations" not in response.json()["error"]["details"]
+
+
+async def test_one_request_looks_at_a_time_and_the_others_answer_at_once(
+    unmigrated: FastAPI,
+) -> None:
+    gate: SchemaGate = unmigrated.state.schema_gate
+    gate.recheck_seconds = 60.0
+    looks = 0
+
+    async def slow_look() -> SchemaState:
+        nonlocal looks
+        looks += 1
+        await anyio.sleep(0.2)
+        raise DatabaseUnavailable()
+
+    gate._read = slow_look  # type: ignore[method-assign]
+    refused: list[str] = []
+
+    async def ask() -> None:
+        try:
+            await gate.require()
+        except ServiceUnavailable as exc:
+            refused.append(exc.code)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(6):
+            group.start_soon(ask)
+    await ask()  # after the look, within the recheck interval: its result, no new look
+
+    assert looks == 1
+    assert refused == ["SERVICE_UNAVAILABLE"] * 7
+    assert gate.open is False
+
+
+async def test_a_postgresql_database_that_does_not_exist_is_503_not_500(
+    database_url: str, tmp_path: Path
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL's own refusal (3D000) at connect")
+    missing = make_url(database_url).set(database="mkt_no_such_database")
+    url = missing.render_as_string(hide_password=False)
+    application = create_app(make_settings(url, tmp_path))
+    try:
+        async with await _client(application) as http:
+            response = await http.post("/api/v1/auth/login", json=LOGIN)
+    finally:
+        await shutdown(application)
+
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"

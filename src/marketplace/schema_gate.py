@@ -71,35 +71,54 @@ class SchemaGate:
         self._lock = anyio.Lock()
         self._checked_at = -recheck_seconds  # never yet
         self._last_logged: SchemaState | None = None
+        self._unreadable = False  # the last look could not read the schema at all
         self.open = False
 
     async def require(self) -> None:
-        """Return when the schema is at head; SchemaNotReady (503) otherwise."""
+        """Return when the schema is at head; 503 (SchemaNotReady, or DatabaseUnavailable when
+        it could not be read) otherwise. One request at a time looks, at most once per
+        `recheck_seconds` whatever the outcome; the others answer at once from its result."""
         if self.open:
             return
+        if self._lock.locked() or time.monotonic() - self._checked_at < self.recheck_seconds:
+            raise self._refusal()
         async with self._lock:
-            if self.open:
-                return
-            if time.monotonic() - self._checked_at >= self.recheck_seconds:
+            try:
                 state = await self._read()
+            except (ServiceUnavailable, TimeoutError):
+                self._unreadable = True
+                raise DatabaseUnavailable() from None
+            finally:
                 self._checked_at = time.monotonic()
-                if state.ready:
-                    self.open = True
-                    if self._last_logged is not None:
-                        _log().info("database schema ready", revision=state.current)
-                    return
-                self._report(state)
-        raise SchemaNotReady(missing=self._last_logged.missing if self._last_logged else ())
+            self._unreadable = False
+            if state.ready:
+                self.open = True
+                if self._last_logged is not None:
+                    _log().info("database schema ready", revision=state.current)
+                return
+            self._report(state)
+        raise self._refusal()
+
+    def _refusal(self) -> ServiceUnavailable:
+        if self._unreadable:
+            return DatabaseUnavailable()
+        return SchemaNotReady(missing=self._last_logged.missing if self._last_logged else ())
 
     async def _read(self) -> SchemaState:
-        with anyio.fail_after(self._timeout):
-            async with self._engine.connect() as conn:
-                try:
-                    current = await conn.scalar(text("SELECT version_num FROM alembic_version"))
-                except DBAPIError as exc:
-                    if exc.connection_invalidated:
-                        raise
-                    current = None  # no alembic_version table: nothing migrated yet
+        try:
+            with anyio.fail_after(self._timeout):
+                async with self._engine.connect() as conn:
+                    try:
+                        current = await conn.scalar(text("SELECT version_num FROM alembic_version"))
+                    except DBAPIError as exc:
+                        if not _is_missing_table(exc):
+                            raise
+                        current = None  # no alembic_version table: nothing migrated yet
+        except DBAPIError as exc:
+            # Cannot connect (no such database, refused credentials) or cannot read (rights):
+            # not a missing schema, and not the request's fault either.
+            _log().error("database schema cannot be read", error=type(exc.orig).__name__)
+            raise DatabaseUnavailable() from exc
         return self.state_at(None if current is None else str(current))
 
     def state_at(self, current: str | None) -> SchemaState:
@@ -128,6 +147,12 @@ class SchemaGate:
         )
 
 
+def _is_missing_table(exc: DBAPIError) -> bool:
+    """SQLite's "no such table", PostgreSQL's undefined_table (42P01)."""
+    original = exc.orig
+    return "no such table" in str(original) or getattr(original, "sqlstate", None) == "42P01"
+
+
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name.removesuffix(".py")
@@ -148,9 +173,7 @@ class SchemaGateMiddleware:
         error: ServiceUnavailable
         try:
             await self.gate.require()
-        except TimeoutError:  # the schema could not be read within the ready-check bound
-            error = DatabaseUnavailable()
-        except ServiceUnavailable as exc:  # SchemaNotReady, or the database itself is down
+        except ServiceUnavailable as exc:  # SchemaNotReady, or the database cannot answer
             error = exc
         else:
             await self.app(scope, receive, send)
