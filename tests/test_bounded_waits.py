@@ -331,6 +331,42 @@ async def test_an_upload_ends_at_the_store_write_deadline_when_the_store_hangs(
     assert list((settings.data_dir / "uploads").glob("upload-*")) == []
 
 
+async def test_writes_abandoned_at_their_deadline_are_bounded(
+    aws_env: None, silent_port: int, tmp_path: Path
+) -> None:
+    # Each abandoned call keeps its thread until its own timeouts (60 s here): past the cap a
+    # write is refused at once instead of starting one more.
+    store = S3BlobStore(
+        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+        connect_timeout=60,
+        read_timeout=60,
+        write_deadline=0.3,
+        max_write_calls=2,
+    )
+    package_file = tmp_path / "package.tar.gz"
+    package_file.write_bytes(b"x" * 10)
+    sha = "ab" * 32
+    messages = []
+    try:
+        for _ in range(3):
+            with pytest.raises(StorageUnavailable) as refused:
+                await guarded(
+                    store.put_file(
+                        blob_key(sha), package_file, content_type="application/gzip", sha256=sha
+                    )
+                )
+            messages.append(refused.value.message)
+        assert store.write_calls_in_flight == 2
+    finally:
+        await store.aclose()
+
+    assert messages == [
+        "The file store did not take the package within 0.3 s; retry later",
+        "The file store did not take the package within 0.3 s; retry later",
+        "The file store is still busy with earlier writes; retry later",
+    ]
+
+
 def test_the_default_write_deadline_is_the_largest_package_at_a_slow_healthy_link() -> None:
     settings = Settings(plugin_package_max_mb=100, scenario_package_max_mb=50)
     assert settings.storage_write_deadline_seconds == 10 + 100 / 4

@@ -7,6 +7,7 @@ roles), never from the storage URL, so they do not end up in logs.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ _NOT_FOUND_CODES = {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}
 _QUERY_KEYS = {"endpoint_url", "region", "addressing_style", "public_endpoint_url"}
 # One retry for a passing blip; more would multiply the read timeout a client waits.
 MAX_ATTEMPTS = 2
+# S3 calls of package writes still running in this process, those abandoned at their
+# deadline included (each holds a thread, and an upload's transfer threads, until its own
+# timeouts end it). Past this, a write is refused at once: a store that stays hung while
+# clients retry must not pile up threads without a bound.
+MAX_WRITE_CALLS_IN_FLIGHT = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,12 @@ def _is_outage(error: Exception) -> bool:
     return False
 
 
+@dataclass
+class _CountedCall:
+    started: bool = False
+    released: bool = False
+
+
 class S3BlobStore:
     def __init__(
         self,
@@ -119,9 +131,13 @@ class S3BlobStore:
         connect_timeout: float = 5.0,
         read_timeout: float = 30.0,
         write_deadline: float = 35.0,
+        max_write_calls: int = MAX_WRITE_CALLS_IN_FLIGHT,
     ) -> None:
         self.config = config
         self.write_deadline = write_deadline
+        self._max_write_calls = max_write_calls
+        self._write_calls = 0
+        self._write_calls_lock = threading.Lock()
         self._write_checked_at = -_WRITE_CHECK_SECONDS  # never yet
         botocore_config = Config(
             signature_version="s3v4",
@@ -205,13 +221,10 @@ class S3BlobStore:
     async def _probe(self, func: Any, /, **kwargs: Any) -> Any:
         return await self._run(func, abandon_on_cancel=True, **kwargs)
 
-    async def _head(self, key: str, *, abandon_on_cancel: bool = False) -> dict[str, Any] | None:
+    async def _head(self, key: str, *, call: Any = None) -> dict[str, Any] | None:
         try:
-            head: dict[str, Any] = await self._run(
-                self._client.head_object,
-                abandon_on_cancel=abandon_on_cancel,
-                Bucket=self.config.bucket,
-                Key=self._object_key(key),
+            head: dict[str, Any] = await (call or self._run)(
+                self._client.head_object, Bucket=self.config.bucket, Key=self._object_key(key)
             )
         except ClientError as error:
             if _is_not_found(error):
@@ -238,15 +251,52 @@ class S3BlobStore:
                 "retry later"
             ) from None
 
+    async def _write_call(self, func: Any, /, **kwargs: Any) -> Any:
+        """One S3 call of a package write, counted until its thread ends (even abandoned)."""
+        with self._write_calls_lock:
+            if self._write_calls >= self._max_write_calls:
+                raise StorageUnavailable(
+                    "The file store is still busy with earlier writes; retry later"
+                )
+            self._write_calls += 1
+        call = _CountedCall()
+
+        def counted(**call_kwargs: Any) -> Any:
+            with self._write_calls_lock:
+                if call.released:  # the caller gave up before this thread began
+                    return None
+                call.started = True
+            try:
+                return func(**call_kwargs)
+            finally:
+                with self._write_calls_lock:
+                    self._release(call)
+
+        try:
+            return await self._run(counted, abandon_on_cancel=True, **kwargs)
+        except BaseException:
+            with self._write_calls_lock:
+                if not call.started:
+                    self._release(call)
+            raise
+
+    def _release(self, call: _CountedCall) -> None:
+        if not call.released:
+            call.released = True
+            self._write_calls -= 1
+
+    @property
+    def write_calls_in_flight(self) -> int:
+        return self._write_calls
+
     async def _put_file(self, key: str, path: Path, *, content_type: str, sha256: str) -> None:
         object_key = self._object_key(key)
-        head = await self._head(key, abandon_on_cancel=True)
+        head = await self._head(key, call=self._write_call)
         if head is not None:
             # Same key, same bytes: copy the object onto itself only to renew LastModified,
             # so gc does not remove it before the caller's row commits.
-            await self._run(
+            await self._write_call(
                 self._client.copy_object,
-                abandon_on_cancel=True,
                 Bucket=self.config.bucket,
                 Key=object_key,
                 CopySource={"Bucket": self.config.bucket, "Key": object_key},
@@ -256,9 +306,8 @@ class S3BlobStore:
             )
             return
         # S3 makes an object visible only once the whole upload (multipart too) completes.
-        await self._run(
+        await self._write_call(
             self._client.upload_file,
-            abandon_on_cancel=True,
             Filename=str(path),
             Bucket=self.config.bucket,
             Key=object_key,
