@@ -252,7 +252,9 @@ async def test_purchase_of_unlisted_plugin_is_404(
 ) -> None:
     user = await factory.user()
     plugin = await factory.plugin(is_free=False, **state)
-    err(await buy(client, user, plugin.id), 404, "PLUGIN_NOT_FOUND")
+    error = err(await buy(client, user, plugin.id), 404, "PLUGIN_NOT_FOUND")
+    # Asked by id, the answer names the id: an unlisted plugin's key is not given away.
+    assert error["details"] == {"pluginId": plugin.id}
     assert await purchases_of(sessionmaker, user) == []
 
 

@@ -165,6 +165,7 @@ def _purchase_out(purchase: Purchase) -> PurchaseOut:
 @router.post("/purchase/{plugin_id}", status_code=status.HTTP_201_CREATED, responses=REPEATED)
 @raises(PluginIsFree, PluginNotPurchased, InvalidState)
 async def purchase(
+    plugin_id: str,
     user: CurrentUser,
     plugin: ExistingPlugin,
     response: Response,
@@ -175,7 +176,7 @@ async def purchase(
     """Buy a paid plugin at its current price. A repeated idempotencyKey returns the first
     purchase (200). Buying again while a subscription is active extends it from its expiry."""
     key = body.idempotency_key if body is not None else None
-    bought, created = await purchases.buy(session, provider, user, plugin, key)
+    bought, created = await purchases.buy(session, provider, user, plugin, key, ref=plugin_id)
     if not created:
         response.status_code = status.HTTP_200_OK
     return Envelope(data=_purchase_out(bought))

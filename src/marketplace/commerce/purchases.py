@@ -27,6 +27,7 @@ from marketplace.errors import (
     PluginNotPurchased,
 )
 from marketplace.kit.dbtypes import new_id, utcnow
+from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, Purchase, Role, User
 
 PAID = ChargeStatus.PAID.value
@@ -192,15 +193,18 @@ async def buy(
     user: User,
     plugin: Plugin,
     idempotency_key: str | None,
+    *,
+    ref: str,
 ) -> tuple[Purchase, bool]:
-    """The purchase and whether it was made now (False: the first one for this key)."""
+    """The purchase and whether it was made now (False: the first one for this key). `ref`
+    is the plugin as the request named it (id or key): an unlisted plugin's 404 says no more."""
     await _lock_buyer(session, user.id)
     if idempotency_key is not None:
         earlier = await _by_key(session, user.id, idempotency_key)
         if earlier is not None:
             return _replay(earlier, plugin), False
     if not is_listed(plugin):
-        raise PluginNotFound(details={"pluginKey": plugin.plugin_key})
+        raise PluginNotFound(details=plugin_named(ref))
     if plugin.is_free:
         raise PluginIsFree()
     if plugin.owner_id == user.id:
