@@ -159,3 +159,21 @@ async def test_every_url_parameter_documents_that_nul_is_refused(
     assert unguarded == []
     response = await client.get("/api/v1/admin/plugins/versions/pending?search=a%00b")
     err(response, 400, "VALIDATION_FAILED")
+
+
+async def test_a_padded_create_version_version_is_refused_as_its_pattern_says(
+    client: httpx.AsyncClient, document: dict[str, Any], factory: Factory
+) -> None:
+    admin = await factory.super_admin()
+    plugin = await factory.plugin(admin)
+    manifest = {"id": plugin.plugin_key, "version": "2.0.0", "category": "utility", "main": ""}
+
+    response = await client.post(
+        f"/api/v1/admin/plugins/{plugin.id}/create-version",
+        json={"version": " 2.0.0 ", "manifest": manifest},
+        headers=admin.headers,
+    )
+
+    error = err(response, 400, "VALIDATION_FAILED")
+    assert [f["field"] for f in error["details"]["fields"]] == ["version"]
+    assert not _valid(_component(document, "CreateVersionIn", "version"), " 2.0.0 ")

@@ -32,7 +32,7 @@ from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
 from marketplace_rules.manifest import manifest_json_schema, plugin_key_exclusions
-from marketplace_rules.versions import SEMVER_PATTERN
+from marketplace_rules.versions import SEMVER_PATTERN, version_problem
 from marketplace_rules.vocabulary import PLUGIN_KEY_PATTERN, RESERVED_KEYS
 
 
@@ -73,11 +73,20 @@ CategoryKey = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY
 ValidityDays = Annotated[int, Strict(), Field(ge=0, le=36_500), INTEGRAL_FLOATS]
 VERSION_MAX_CHARS = 100
 CHANGELOG_MAX_CHARS = 20_000
+def _version_text(value: str) -> str:
+    # As sent: the documented pattern has no room for spaces around the version.
+    problem = version_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 VersionText = Annotated[
     str,
     Field(
         min_length=1, max_length=VERSION_MAX_CHARS, json_schema_extra={"pattern": SEMVER_PATTERN}
     ),
+    AfterValidator(_version_text),
 ]
 Note = Annotated[SafeText, Field(max_length=5000)]
 SortOrder = Annotated[int, Strict(), Field(ge=-1_000_000, le=1_000_000), INTEGRAL_FLOATS]
