@@ -15,6 +15,7 @@ from marketplace_rules.secrets import (
     HITS_PER_FILE,
     KEYWORD_SECRET,
     LINE_MAX,
+    REPLACED_PATTERNS,
     FileScan,
     mask,
     scan_bytes,
@@ -283,3 +284,121 @@ def test_an_aws_key_id_inside_a_longer_base64_run_is_not_a_key() -> None:
     blob = "AGFzbQEAAAABJwdgAX8Bf2AD" + AWS_KEY + "f39/AX9gAn9/AGABfwBgBH9"
     assert kinds("wasm.js", f'var wasm = "{blob}";\n') == []
     assert kinds("dna.py", f"s = '{'AAACCA' + 'TCTCTACCGGTTCGCTTTC' * 3}'\n") == []
+
+
+# ---------- real secrets the keyword detection must not miss ----------
+
+OPENAI_PROJECT_KEY = "sk-proj-Hx7Rk2Qm9Lp4Vt8Zn3Wb6Jc1Fd5Gs0Ya2Ke7UoQ9"  # sk-proj- and 40 random
+RANDOM_32 = "Wq4Rt9Zp2Lk7Xv3Nm8Bc5Hj1Gf6Ds0Ta"
+
+
+@pytest.mark.parametrize("path", ["app.py", "src/client.js", "client.ts", "settings.toml"])
+def test_a_key_passed_to_a_call_is_found(path: str) -> None:
+    text = f'client = OpenAI(api_key="{OPENAI_PROJECT_KEY}")\n'
+    assert kinds(path, text) == [(KEYWORD_SECRET, 1, "sk-p…(48 chars)")]
+
+
+@pytest.mark.parametrize("path", ["config.json", "app.js", "settings.yaml"])
+def test_every_keyword_assignment_on_a_line_is_judged(path: str) -> None:
+    text = f'{{"password": "hunter2-real-pass", "api_key": "{RANDOM_32}"}}\n'
+    assert kinds(path, text) == [
+        (KEYWORD_SECRET, 1, "hunt…(17 chars)"),
+        (KEYWORD_SECRET, 1, "Wq4R…(32 chars)"),
+    ]
+
+
+def test_an_assignment_after_a_placeholder_on_the_same_line_is_found() -> None:
+    text = f'{{"password": "changeme", "api_key": "{RANDOM_32}"}}\n'
+    assert kinds("config.json", text) == [(KEYWORD_SECRET, 1, "Wq4R…(32 chars)")]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "kQ7vXyz3mR9pL2wN8tB4hJ6cF1dG5sA0",  # holds `Xyz`
+        "pR4tDem0qW8zN3kV7xL2mB9cH5jF6sG1",  # holds `Dem0`, "demo" with a digit for a letter
+        "Zk8Pq3Abc9Lw2Vn7Tr5Mx1Hd6Jb4Gs0F",  # holds `abc`
+    ],
+)
+def test_a_random_key_holding_a_placeholder_word_is_found(value: str) -> None:
+    assert kinds("config.json", f'{{"api_key": "{value}"}}\n') == [
+        (KEYWORD_SECRET, 1, f"{value[:4]}…(32 chars)")
+    ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "tok-2024-01-15-Xq7Lp2Rk9Vn4Bz8Wc3Md",  # holds a date
+        "/Kq8vR2xLp9Tz3Wn7Bc4Md6Hs1Jf5Ga0Ye",  # starts with a slash, as base64 may
+        "/Kq8vR2xLp9Tz3W+n7Bc4Md6Hs1Jf5Ga0Y=",
+        "Nc5Hw8Qz2Lm7Rt4Vx9Kb.Jd",  # ends with a dot and two letters
+    ],
+)
+def test_a_value_holding_a_date_or_shaped_like_a_path_in_part_is_found(value: str) -> None:
+    assert kinds(".env", f"DB_PASSWORD={value}\n") == [
+        (KEYWORD_SECRET, 1, f"{value[:4]}…({len(value)} chars)")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        (".env", f"AUTH_TOKEN={RANDOM_32}"),
+        (".env", f"ACCESS_TOKEN={RANDOM_32}"),
+        (".env", f"export GITHUB_TOKEN={RANDOM_32}"),
+        ("settings.yaml", f"slack-bot-token: {RANDOM_32}"),
+        ("app.js", f'const accessToken = "{RANDOM_32}";'),
+        ("app.py", f'HEADERS = {{"x-api-key": "{RANDOM_32}"}}'),
+        ("deploy.yaml", f"  private-key: {RANDOM_32}"),
+    ],
+)
+def test_token_names_and_hyphenated_names_are_keywords(path: str, line: str) -> None:
+    assert kinds(path, f"{line}\n") == [(KEYWORD_SECRET, 1, "Wq4R…(32 chars)")]
+
+
+def test_a_token_name_in_a_manifest_is_a_keyword() -> None:
+    document = {"mcp": {"env": {"AUTH_TOKEN": RANDOM_32}}}
+    assert [(hit.kind, hit.path) for hit in scan_document(document).hits] == [
+        (KEYWORD_SECRET, "mcp.env.AUTH_TOKEN")
+    ]
+
+
+def test_the_patterns_replaced_for_speed_are_detect_secrets_own() -> None:
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+
+    theirs = {p.pattern for d in (AWSKeyDetector(), OpenAIDetector()) for p in d.denylist}
+    assert set(REPLACED_PATTERNS) <= theirs
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sk-" + "Ab3dE" * 4 + "T3BlbkFJ" + "Zy9xW" * 4,
+        "sk-proj-" + "Ab3dE_f-Gh" * 5 + "Kq8vR2xLp9Tz3Wn7Bc4M" + "T3BlbkFJ" + "Zy9xW" * 4,
+    ],
+)
+def test_an_openai_key_is_found_by_its_marker(key: str) -> None:
+    assert kinds("app.js", f"const client = new OpenAI({{ key: '{key}' }});\n") == [
+        ("OpenAI Token", 1, f"{key[:4]}…({len(key)} chars)")
+    ]
+
+
+NOT_SECRETS = [
+    '"password": "SuperSecret123!"',  # sample words and a sequence
+    'API_KEY: "user-123-api-key"',
+    '"output_token": "Jobs[-1].JobId"',  # a field named token, in lower case
+    'eos_token = "<|endoftext|>"',
+    'AWS_METADATA_TOKEN_HEADER = "X-aws-ec2-metadata-token"',  # the name of a token's header
+    'var AUTH_TOKEN_PREFIX = "base64url.bearer.phx."',
+    '"kms:EncryptionContext:SecretARN": "arn:aws:secretsmanager:*:*:secret:*"',
+    '"secretsmanager:SecretId": "arn:*:secretsmanager:*:*:secret:AmazonMSK_*"',
+    'client_secret = "{client_secret}"',
+]
+
+
+@pytest.mark.parametrize("line", NOT_SECRETS)
+@pytest.mark.parametrize("path", [".env", "config.json", "index.js", "app.py"])
+def test_names_samples_and_resource_names_are_not_secrets(path: str, line: str) -> None:
+    assert kinds(path, f"{line}\n") == []
