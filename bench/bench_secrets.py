@@ -12,6 +12,7 @@ time), and prints
   line itself, cut to 160 characters, to triage it by hand);
 * findings per 100 packages, and the false ones: every finding not triaged by hand as a
   real credential (REAL below records that triage) counts as false;
+* the files whose scan stopped short, its budget spent (none is expected in real packages);
 * the time per package; and for comparison the same figures with the detector set
   before issue 23 (the module as it was at OLD_SCANNER, read from git), as a ratio.
 
@@ -33,7 +34,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,7 +47,7 @@ BUDGET_PER_100 = 1.0
 CHUNK = 64 * 1024
 NPM_SECONDS = 180
 # The scanner before issue 23 turned on the keyword and AWS secret key detection.
-OLD_SCANNER = "d966613"
+OLD_SCANNER = "d28d613"
 OLD_PATH = "client/src/marketplace_rules/secrets.py"
 
 # Well-known MCP servers and tools published on npm: the reference servers, then servers
@@ -201,6 +202,7 @@ class Found:
 class Tally:
     findings: list[Found]
     seconds: float = 0.0
+    cut_short: list[str] = field(default_factory=list)  # files whose scan budget ran out
 
 
 def cache_dir() -> Path:
@@ -253,13 +255,17 @@ def members(tarball: Path) -> list[tuple[str, bytes]]:
 def scan(module: ModuleType, package: str, files: list[tuple[str, bytes]], tally: Tally) -> None:
     started = time.perf_counter()
     hits: list[tuple[str, Any, bytes]] = []
+    # One budget for the package's files, as an upload's (the old scanner had none).
+    budget = {"budget": module.ScanBudget()} if hasattr(module, "ScanBudget") else {}
     for name, data in files:
-        file_scan = module.FileScan(name)
+        file_scan = module.FileScan(name, **budget)
         for start in range(0, len(data), CHUNK):
             if file_scan.done:
                 break
             file_scan.feed(data[start : start + CHUNK])
         hits += [(name, hit, data) for hit in file_scan.finish().hits]
+        if getattr(file_scan, "cut_short", False):
+            tally.cut_short.append(f"{package}: {name}")
     tally.seconds += time.perf_counter() - started
     for name, hit, data in hits:
         lines = data.split(b"\n")
@@ -358,6 +364,9 @@ def main() -> int:
         if args.show:
             print(f"      {found.text}")
     report("now", new, packages)
+    print(f"files the scan budget cut short: {len(new.cut_short)}")
+    for name in new.cut_short:
+        print(f"  {name}")
     if old_module is not None:
         report(f"before ({OLD_SCANNER})", old, packages)
         ratio = new.seconds / old.seconds if old.seconds else float("nan")
@@ -375,6 +384,7 @@ def main() -> int:
             "false": false,
             "falsePer100": rate,
             "seconds": new.seconds,
+            "cutShort": new.cut_short,
             "oldFindings": len(old.findings) if old_module is not None else None,
             "oldSeconds": old.seconds if old_module is not None else None,
         }
