@@ -99,7 +99,7 @@ def test_user_create_lists_every_bad_option_at_once(server: LiveServer) -> None:
     assert bad.stderr.splitlines() == [
         "error: --email: not a valid e-mail address (name@example.com)",
         "error: --password: must be at most 128 characters",
-        "error: --name: must not be empty",
+        "error: --name: must not be blank",
     ]
     assert long_password not in bad.stderr + bad.stdout
 
