@@ -402,3 +402,18 @@ NOT_SECRETS = [
 @pytest.mark.parametrize("path", [".env", "config.json", "index.js", "app.py"])
 def test_names_samples_and_resource_names_are_not_secrets(path: str, line: str) -> None:
     assert kinds(path, f"{line}\n") == []
+
+
+def test_the_archive_scans_share_one_package_budget() -> None:
+    # Each file spends its whole keyword allowance on placeholders before a real password:
+    # ten files exhaust the package's budget, so the later files are not searched.
+    filler = "".join(f'password_{i} = "changeme"\n' for i in range(999))
+    files = {
+        f"conf/c{n:02}.py": (filler + f'DB_PASSWORD = "{PASSWORD}"\n').encode() for n in range(14)
+    }
+    data = package({"id": "demo", "version": "1.0.0"}, files)
+
+    info = inspect_archive(io.BytesIO(data), ArchiveLimits.for_package(100 * MIB))
+
+    found = sorted({hit.path for hit in info.secrets})
+    assert found == [f"file:conf/c{n:02}.py" for n in range(10)]

@@ -30,7 +30,7 @@ from pathspec import GitIgnoreSpec
 from marketplace_client.errors import CliError
 from marketplace_rules.content import Listing
 from marketplace_rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES
-from marketplace_rules.secrets import HITS_PER_PACKAGE, FileScan, SecretHit
+from marketplace_rules.secrets import HITS_PER_PACKAGE, FileScan, ScanBudget, SecretHit
 from marketplace_rules.traits import FileTraits, sample_size, traits_of
 from marketplace_rules.vocabulary import MANIFEST_NAME
 
@@ -238,6 +238,7 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
     files: dict[str, int] = {}
     traits: dict[str, FileTraits] = {}
     secrets: list[SecretHit] = []
+    budget = ScanBudget()  # what all files' scans may examine together
     for arcname, path, folder_link in _walk(root):
         if folder_link:
             continue
@@ -250,13 +251,13 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
         if found is not None and found.notable:
             traits[arcname] = found
         if with_traits and len(secrets) < HITS_PER_PACKAGE:
-            secrets += _secrets(entry)
+            secrets += _secrets(entry, budget)
     return Listing(files=files, traits=traits, secrets=secrets[:HITS_PER_PACKAGE])
 
 
-def _secrets(entry: PackEntry) -> list[SecretHit]:
+def _secrets(entry: PackEntry, budget: ScanBudget) -> list[SecretHit]:
     """The secrets in the file's text, read a piece at a time (none if unreadable)."""
-    scan = FileScan(entry.arcname)
+    scan = FileScan(entry.arcname, budget=budget)
     try:
         with entry.path.open("rb") as source:
             while not scan.done and (piece := source.read(SCAN_CHUNK)):

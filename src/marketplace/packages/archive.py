@@ -36,7 +36,13 @@ from marketplace_rules.limits import (
     SYMLINK_HOPS_MAX,
     UNPACKED_PER_PACKAGE_BYTES,
 )
-from marketplace_rules.secrets import HITS_PER_PACKAGE, TOKENS_MAX, FileScan, SecretHit
+from marketplace_rules.secrets import (
+    HITS_PER_PACKAGE,
+    TOKENS_MAX,
+    FileScan,
+    ScanBudget,
+    SecretHit,
+)
 from marketplace_rules.text import display
 from marketplace_rules.traits import FileTraits, is_executable, sample_size, traits_of
 from marketplace_rules.vocabulary import MANIFEST_NAME
@@ -397,6 +403,8 @@ class _Survey:
     manifests: dict[str, bytes | None] = field(default_factory=dict)
     traits: dict[str, FileTraits] = field(default_factory=dict)
     secrets: list[tuple[str, SecretHit]] = field(default_factory=list)  # (name, hit)
+    # What all files' secret scans may examine together (a hostile package's cost is bounded).
+    scan_budget: ScanBudget = field(default_factory=ScanBudget)
     tokens: set[str] = field(default_factory=set, repr=False)
 
     def add(self, member: tarfile.TarInfo, tar: tarfile.TarFile) -> None:
@@ -517,7 +525,7 @@ class _Survey:
     def _scan(self, name: str, pieces: Iterable[bytes]) -> None:
         if len(self.secrets) >= HITS_PER_PACKAGE:
             return
-        scan = FileScan(name)
+        scan = FileScan(name, budget=self.scan_budget)
         for piece in pieces:
             scan.feed(piece)
             if scan.done:
