@@ -466,3 +466,20 @@ async def test_audit_logs_have_no_write_routes(client: httpx.AsyncClient, factor
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         response = await client.request(method, "/api/v1/admin/audit-logs", headers=admin.headers)
         assert response.status_code == 405
+
+
+@pytest.mark.parametrize("field", ["name", "nameZh"])
+async def test_a_category_name_longer_than_its_column_is_refused_not_a_500(
+    client: httpx.AsyncClient, factory: Factory, field: str
+) -> None:
+    admin = await factory.admin()
+    body = {"key": "long-name", "name": "Long", "nameZh": "长", field: "n" * 101}
+
+    response = await client.post(
+        "/api/v1/admin/plugins/categories", json=body, headers=admin.headers
+    )
+
+    error = err(response, 400, "VALIDATION_FAILED")
+    assert [f["field"] for f in error["details"]["fields"]] == [field]
+    listed = ok(await client.get("/api/v1/admin/plugins/categories", headers=admin.headers))
+    assert "long-name" not in [c["key"] for c in listed["items"]]

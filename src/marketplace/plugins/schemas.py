@@ -61,6 +61,8 @@ PluginKey = Annotated[
     ),
 ]
 Title = Annotated[RequiredText, Field(min_length=1, max_length=200)]
+# The categories table holds 100 characters a name (a longer one was a 500 on PostgreSQL).
+CategoryName = Annotated[RequiredText, Field(min_length=1, max_length=100)]
 Description = Annotated[RequiredText, Field(min_length=1, max_length=20_000)]
 OptionalShort = Annotated[SafeText, Field(max_length=500)] | None
 Tag = Annotated[RequiredText, Field(min_length=1, max_length=50)]
@@ -73,6 +75,8 @@ CategoryKey = Annotated[str, Field(min_length=1, max_length=64, pattern=CATEGORY
 ValidityDays = Annotated[int, Strict(), Field(ge=0, le=36_500), INTEGRAL_FLOATS]
 VERSION_MAX_CHARS = 100
 CHANGELOG_MAX_CHARS = 20_000
+
+
 def _version_text(value: str) -> str:
     # As sent: the documented pattern has no room for spaces around the version.
     problem = version_problem(value)
@@ -385,12 +389,12 @@ class CreateVersionIn(InputModel):
 
 class CategoryIn(InputModel):
     key: Annotated[str, Field(min_length=2, max_length=64, pattern=CATEGORY_KEY_PATTERN)]
-    name: Title
-    name_zh: Title
+    name: CategoryName
+    name_zh: CategoryName
     sort_order: SortOrder = 0
 
 
 class CategoryUpdateIn(InputModel):
-    name: Title | None = None
-    name_zh: Title | None = None
+    name: CategoryName | None = None
+    name_zh: CategoryName | None = None
     sort_order: SortOrder | None = None
