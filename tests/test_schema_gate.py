@@ -140,7 +140,7 @@ async def test_a_database_that_cannot_be_opened_is_503_not_500(tmp_path: Path) -
     assert "missingMigrations" not in response.json()["error"]["details"]
 
 
-async def test_one_request_looks_at_a_time_and_the_others_answer_at_once(
+async def test_one_request_looks_at_a_time_and_the_others_take_its_result(
     unmigrated: FastAPI,
 ) -> None:
     gate: SchemaGate = unmigrated.state.schema_gate
@@ -188,3 +188,22 @@ async def test_a_postgresql_database_that_does_not_exist_is_503_not_500(
 
     assert response.status_code == 503, response.text
     assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+
+
+async def test_a_first_burst_on_a_ready_database_is_served(
+    unmigrated: FastAPI, scratch_url: str
+) -> None:
+    # A new worker's first requests arrive together: none may be refused while the first
+    # of them looks at a schema that is ready.
+    await anyio.to_thread.run_sync(upgrade, scratch_url)
+    statuses: list[int] = []
+    async with await _client(unmigrated) as http:
+
+        async def browse() -> None:
+            statuses.append((await http.get("/api/v1/plugins/browse")).status_code)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(browse)
+
+    assert statuses == [200] * 8

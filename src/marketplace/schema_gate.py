@@ -77,12 +77,16 @@ class SchemaGate:
     async def require(self) -> None:
         """Return when the schema is at head; 503 (SchemaNotReady, or DatabaseUnavailable when
         it could not be read) otherwise. One request at a time looks, at most once per
-        `recheck_seconds` whatever the outcome; the others answer at once from its result."""
+        `recheck_seconds` whatever the outcome; requests that come meanwhile wait for that
+        look (itself bounded) and take its result, so a new worker's first burst is served
+        and a hung database costs each of them one bound, not one each in turn."""
         if self.open:
             return
-        if self._lock.locked() or time.monotonic() - self._checked_at < self.recheck_seconds:
-            raise self._refusal()
         async with self._lock:
+            if self.open:
+                return
+            if time.monotonic() - self._checked_at < self.recheck_seconds:
+                raise self._refusal()
             try:
                 state = await self._read()
             except (ServiceUnavailable, TimeoutError):
