@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from marketplace.errors import ValidationFailed
 from marketplace.kit.errors_http import error_response
+from marketplace.kit.routing import amend_openapi
 
 
 class RequestGuardMiddleware:
@@ -36,21 +37,16 @@ NO_NUL_PATTERN = "^[^\\u0000]*$"
 
 
 def install_no_nul_parameters_in_openapi(app: FastAPI) -> None:
-    """Wrap `app.openapi` so that URL parameters document the guard's rule."""
-    build = app.openapi
+    """URL parameters document the guard's rule."""
+    amend_openapi(app, _no_nul_parameters)
 
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is not None:
-            return app.openapi_schema
-        document = build()
-        for item in document.get("paths", {}).values():
-            for operation in item.values():
-                for parameter in operation.get("parameters", []):
-                    if parameter.get("in") in ("path", "query"):
-                        _no_nul(parameter.get("schema", {}))
-        return document
 
-    app.openapi = openapi  # type: ignore[method-assign]
+def _no_nul_parameters(document: dict[str, Any]) -> None:
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") in ("path", "query"):
+                    _no_nul(parameter.get("schema", {}))
 
 
 def _no_nul(schema: dict[str, Any]) -> None:

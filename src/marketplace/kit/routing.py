@@ -104,25 +104,35 @@ def api_router(**kwargs: Any) -> APIRouter:
     return APIRouter(**kwargs)
 
 
-def install_object_bodies_in_openapi(app: FastAPI) -> None:
-    """Wrap `app.openapi` so that an optional JSON body is documented as what it is: an
-    object, or no body at all (`required: false`). FastAPI writes `Model | None` as
-    "the object or null", but a `null` body is refused like any non-object (above)."""
+def amend_openapi(app: FastAPI, amend: Callable[[dict[str, Any]], None]) -> None:
+    """Wrap `app.openapi` so that `amend` changes the document once, when it is built (the
+    built document is cached in `app.openapi_schema`, so it is changed in place)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is not None:
             return app.openapi_schema
         document = build()
-        for item in document.get("paths", {}).values():
-            for operation in item.values():
-                body = operation.get("requestBody", {}) if isinstance(operation, dict) else {}
-                media = body.get("content", {}).get("application/json")
-                if media is not None:
-                    media["schema"] = _without_null(media.get("schema", {}))
+        amend(document)
         return document
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def install_object_bodies_in_openapi(app: FastAPI) -> None:
+    """Document an optional JSON body as what it is: an object, or no body at all
+    (`required: false`). FastAPI writes `Model | None` as "the object or null", but a
+    `null` body is refused like any non-object (above)."""
+    amend_openapi(app, _object_bodies)
+
+
+def _object_bodies(document: dict[str, Any]) -> None:
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            body = operation.get("requestBody", {}) if isinstance(operation, dict) else {}
+            media = body.get("content", {}).get("application/json")
+            if media is not None:
+                media["schema"] = _without_null(media.get("schema", {}))
 
 
 def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
