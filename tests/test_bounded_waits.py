@@ -226,10 +226,16 @@ async def test_a_plain_bug_is_still_500(app: FastAPI, error: Exception) -> None:
 # --- the blob store hangs ---------------------------------------------------------------
 
 
+def silent_store(port: int, **bounds: Any) -> S3BlobStore:
+    """An S3 store whose endpoint accepts connections and never answers."""
+    url = f"s3://bucket?endpoint_url=http://127.0.0.1:{port}&region=us-east-1"
+    return S3BlobStore(parse_s3_url(url), **bounds)
+
+
 @pytest.fixture
 async def hung_s3_store(aws_env: None, silent_port: int) -> AsyncIterator[S3BlobStore]:
-    store = S3BlobStore(
-        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+    store = silent_store(
+        silent_port,
         connect_timeout=0.5,
         read_timeout=0.5,
     )
@@ -295,8 +301,8 @@ async def test_an_upload_ends_at_the_store_write_deadline_when_the_store_hangs(
 ) -> None:
     # Each read's timeout alone would hold the upload for minutes (60 s, two attempts, for
     # each call); the whole write's deadline ends it, well inside the guard.
-    store = S3BlobStore(
-        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+    store = silent_store(
+        silent_port,
         connect_timeout=60,
         read_timeout=60,
         write_deadline=1.0,
@@ -336,8 +342,8 @@ async def test_writes_abandoned_at_their_deadline_are_bounded(
 ) -> None:
     # Each abandoned call keeps its thread until its own timeouts (60 s here): past the cap a
     # write is refused at once instead of starting one more.
-    store = S3BlobStore(
-        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+    store = silent_store(
+        silent_port,
         connect_timeout=60,
         read_timeout=60,
         write_deadline=0.3,
@@ -380,8 +386,8 @@ async def test_readyz_answers_within_its_bound_when_the_store_hangs(
 ) -> None:
     # The store's own timeouts would hold the probe past the guard: /readyz's bound, and
     # abandoning the probe's thread to them, end it.
-    store = S3BlobStore(
-        parse_s3_url(f"s3://bucket?endpoint_url=http://127.0.0.1:{silent_port}&region=us-east-1"),
+    store = silent_store(
+        silent_port,
         connect_timeout=60,
         read_timeout=60,
     )
