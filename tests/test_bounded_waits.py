@@ -226,6 +226,35 @@ async def test_a_plain_bug_is_still_500(app: FastAPI, error: Exception) -> None:
 # --- the blob store hangs ---------------------------------------------------------------
 
 
+async def upload_a_version(
+    client: httpx.AsyncClient, factory: Factory
+) -> tuple[dict[str, Any], httpx.Response]:
+    """A new developer's plugin, and the answer to uploading its version 1.0.0."""
+    dev = await factory.developer()
+    plugin = await publish(client, dev, type="tool", category="utility")
+    manifest = {"id": plugin["pluginKey"], "version": "1.0.0", "main": "index.js"}
+    data = package({**manifest, "category": "utility", "type": "tool"}, {"index.js": b"1\n"})
+    response = await guarded(
+        client.post(
+            f"/api/v1/developer/plugins/{plugin['id']}/upload-version",
+            data={"version": "1.0.0", "changelog": "first"},
+            files={"file": ("plugin.tar.gz", data, "application/gzip")},
+            headers=dev.headers,
+        )
+    )
+    return plugin, response
+
+
+async def versions_of(sessionmaker: async_sessionmaker[AsyncSession], plugin_id: str) -> int:
+    async with sessionmaker() as session:
+        count = await session.scalar(
+            select(func.count())
+            .select_from(PluginVersion)
+            .where(PluginVersion.plugin_id == plugin_id)
+        )
+    return count or 0
+
+
 def silent_store(port: int, **bounds: Any) -> S3BlobStore:
     """An S3 store whose endpoint accepts connections and never answers."""
     url = f"s3://bucket?endpoint_url=http://127.0.0.1:{port}&region=us-east-1"
@@ -257,37 +286,12 @@ async def test_an_upload_answers_503_when_the_store_never_answers(
     sessionmaker: async_sessionmaker[AsyncSession],
     hung_s3_store: S3BlobStore,
 ) -> None:
-    dev = await factory.developer()
-    plugin = await publish(client, dev, type="tool", category="utility")
     app.state.blob_store = hung_s3_store
-    data = package(
-        {
-            "id": plugin["pluginKey"],
-            "version": "1.0.0",
-            "main": "index.js",
-            "category": "utility",
-            "type": "tool",
-        },
-        {"index.js": b"export default 1\n"},
-    )
-    response = await guarded(
-        client.post(
-            f"/api/v1/developer/plugins/{plugin['id']}/upload-version",
-            data={"version": "1.0.0", "changelog": "first"},
-            files={"file": ("plugin.tar.gz", data, "application/gzip")},
-            headers=dev.headers,
-        )
-    )
+    plugin, response = await upload_a_version(client, factory)
     error = unavailable(response)
     assert error["message"] == "The file store is unavailable; retry later"
     # Nothing was recorded: the version can be uploaded once the store is back.
-    async with sessionmaker() as session:
-        count = await session.scalar(
-            select(func.count())
-            .select_from(PluginVersion)
-            .where(PluginVersion.plugin_id == plugin["id"])
-        )
-    assert count == 0
+    assert await versions_of(sessionmaker, plugin["id"]) == 0
 
 
 async def test_an_upload_ends_at_the_store_write_deadline_when_the_store_hangs(
@@ -307,32 +311,15 @@ async def test_an_upload_ends_at_the_store_write_deadline_when_the_store_hangs(
         read_timeout=60,
         write_deadline=1.0,
     )
-    dev = await factory.developer()
-    plugin = await publish(client, dev, type="tool", category="utility")
     app.state.blob_store = store
-    manifest = {"id": plugin["pluginKey"], "version": "1.0.0", "main": "index.js"}
-    data = package({**manifest, "category": "utility", "type": "tool"}, {"index.js": b"1\n"})
     try:
-        response = await guarded(
-            client.post(
-                f"/api/v1/developer/plugins/{plugin['id']}/upload-version",
-                data={"version": "1.0.0", "changelog": "first"},
-                files={"file": ("plugin.tar.gz", data, "application/gzip")},
-                headers=dev.headers,
-            )
-        )
+        plugin, response = await upload_a_version(client, factory)
     finally:
         await store.aclose()
 
     error = unavailable(response)
     assert error["message"] == "The file store did not take the package within 1 s; retry later"
-    async with sessionmaker() as session:
-        count = await session.scalar(
-            select(func.count())
-            .select_from(PluginVersion)
-            .where(PluginVersion.plugin_id == plugin["id"])
-        )
-    assert count == 0
+    assert await versions_of(sessionmaker, plugin["id"]) == 0
     # The upload's temporary file is gone with the request.
     assert list((settings.data_dir / "uploads").glob("upload-*")) == []
 
