@@ -189,8 +189,10 @@ class ApiClient:
         sleep: Callable[[float], None] = time.sleep,
         refresher: Refresher | None = None,
         from_login: bool = False,
+        rate_limit_retries: int = RATE_LIMIT_RETRIES,
     ) -> None:
         self._sleep = sleep
+        self._rate_limit_retries = rate_limit_retries
         self._refresher = refresher
         self.token = token
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -256,7 +258,7 @@ class ApiClient:
         data: Mapping[str, str] | None,
         files: FormFiles | None,
     ) -> httpx.Response:
-        for attempt in range(RATE_LIMIT_RETRIES + 1):
+        for attempt in range(self._rate_limit_retries + 1):
             try:
                 response = self._http.request(
                     method, path, params=params, json=json, data=data, files=files
@@ -264,7 +266,7 @@ class ApiClient:
             except httpx.TransportError as exc:
                 raise _network_error(exc, self.backend, self.backend) from exc
             delay = retry_delay(response)
-            if delay is None or attempt == RATE_LIMIT_RETRIES:
+            if delay is None or attempt == self._rate_limit_retries:
                 break
             self._sleep(delay)
         return response

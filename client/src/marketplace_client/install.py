@@ -6,9 +6,11 @@ install folder, check size and SHA256 against the signed record, unpack safely |
 write the manifest | inline: restore the code files; both after checking the manifest's
 canonical JSON against the record) → read manifest.json → ask for
 required configuration (the values an earlier install saved are kept) → move into
-`<dir>/<pluginKey>/<version>` → save the secrets (`secrets.json`) and register in
-`<dir>/registry.json` → remove the earlier version's folder → report the install → connect
-when the manifest says autoConnect. Everything is prepared in a staging folder that is
+`<dir>/<pluginKey>/<version>` → read the version's capabilities (CONTRACT 13; unknown when
+the service cannot say, which never stops the install) → save the secrets (`secrets.json`)
+and register in `<dir>/registry.json`, with what the user accepted (`capabilities.py`) →
+remove the earlier version's folder → report the install → connect when the manifest says
+autoConnect. Everything is prepared in a staging folder that is
 removed whatever happens, so a failure (checksum, missing configuration, ...) leaves
 nothing behind: no folder the install created, no registry entry, the earlier install as
 it was.
@@ -32,6 +34,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from marketplace_client.api import ApiClient, ApiError, expect_object, expect_str
+from marketplace_client.capabilities import (
+    Accepted,
+    Capabilities,
+    accepted_after,
+    capability_lines,
+    fetch_capabilities,
+)
 from marketplace_client.config import plugins_dir, resolve_credentials
 from marketplace_client.context import Runtime, get_runtime
 from marketplace_client.errors import CliError
@@ -465,6 +474,8 @@ class InstallRequest:
     version: str | None
     root: Path
     given: dict[str, str]
+    # The version's capabilities when the caller read them already (update, for consent).
+    capabilities: Capabilities | None = None
 
 
 @dataclass(frozen=True)
@@ -495,6 +506,7 @@ class InstallResult:
     connection: McpServerInfo | None = None
     connect_error: McpError | None = None
     notes: list[str] = field(default_factory=list)
+    capabilities: Capabilities | None = None
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -534,6 +546,7 @@ class InstallResult:
             "reportError": self.report_error,
             "connection": connect,
             "notes": self.notes,
+            "capabilities": self.capabilities.to_json() if self.capabilities else None,
         }
         redacted: dict[str, Any] = redact(document, self.secrets)
         return redacted
@@ -637,7 +650,7 @@ def _result(unpacked: Unpacked, request: InstallRequest) -> InstallResult:
     )
 
 
-def _registry_plugin(result: InstallResult) -> dict[str, Any]:
+def _registry_plugin(result: InstallResult, accepted: Accepted) -> dict[str, Any]:
     return {
         "version": result.version,
         "path": str(result.path),
@@ -646,6 +659,7 @@ def _registry_plugin(result: InstallResult) -> dict[str, Any]:
         "config": {k: v for k, v in result.config.items() if k not in result.secret_keys},
         "secretKeys": sorted(result.secret_keys),
         "autoConnect": result.auto_connect,
+        "accepted": accepted.to_json(),
     }
 
 
@@ -690,14 +704,24 @@ def install(
     _check_request(request)
     previous = installed_plugins(request.root).get(request.plugin_key)
     result = _result(_unpack(api, runtime, out, request), request)
+    shown = request.capabilities
+    if shown is None or shown.version != result.version:
+        shown = fetch_capabilities(runtime, api.backend, result.plugin_key, result.version)
+    result.capabilities = shown
     secrets = {k: v for k, v in result.config.items() if k in result.secret_keys}
     store = SecretStore(request.root)
     with registry_locked(request.root):
         earlier = store.get(result.plugin_key)
         try:
+            # Installing is accepting what it shows (the consent of `update` came before).
+            current = installed_plugins(request.root).get(result.plugin_key)
+            accepted = accepted_after(Accepted.from_entry(current), shown)
             store.put(result.plugin_key, secrets)
             register_plugin(
-                result.registry, result.plugin_key, _registry_plugin(result), result.server
+                result.registry,
+                result.plugin_key,
+                _registry_plugin(result, accepted),
+                result.server,
             )
         except (CliError, OSError):
             # Not registered: the new folder goes, unless it replaced the same version, and
@@ -723,6 +747,9 @@ def print_install(out: Output, result: InstallResult) -> None:
     say(f"Installed {result.plugin_key} {result.version} ({result.distribution}) in {result.path}")
     say(f"Registered in {result.registry} ({result.describe_server()})")
     say("Reported the install." if result.reported else "The install was not reported.")
+    if result.capabilities is not None:
+        for line in capability_lines(result.capabilities):
+            say(line)
     for note in result.notes:
         say(f"Note: {note}")
     if result.connection is not None:
