@@ -35,6 +35,9 @@ from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
+from marketplace.inspection import ledger as inspection_ledger
+from marketplace.inspection.endpoints import router as capabilities_router
+from marketplace.inspection.queue import InspectionQueue
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.front import router as front_router
 from marketplace.kit.methods import AllowedMethodsMiddleware
@@ -65,6 +68,7 @@ from marketplace.trust.keyring import Keyring
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     catalog_invalidation.install()
+    inspection_ledger.install()
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()
     engine = make_engine(
@@ -104,8 +108,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.secret = secret
     app.state.engine = engine
-    app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.write_sessionmaker = make_sessionmaker(engine, write=True)
+    # New inspections are enqueued when the transaction that made them commits.
+    app.state.inspection_queue = InspectionQueue(settings)
+    enqueue = {inspection_ledger.ENQUEUE: app.state.inspection_queue.enqueue}
+    app.state.sessionmaker = make_sessionmaker(engine, info=enqueue)
+    app.state.write_sessionmaker = make_sessionmaker(engine, write=True, info=enqueue)
     app.state.limiter = limiter
     app.state.blob_store = make_blob_store(settings)
     keyring = Keyring.from_settings(settings)
@@ -117,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     # The public reads first: routes are tried in order, and these are most of the traffic.
     app.include_router(revocations_router)  # before any /api/v1/plugins/{...} route
+    app.include_router(capabilities_router)
     app.include_router(catalog_router)
     app.include_router(commerce_router)
     app.include_router(auth_router)

@@ -88,6 +88,17 @@ class Settings(BaseSettings):
     # the last request (docs/decisions.md, "Reviewer console").
     console_session_hours: float = 12
     console_idle_minutes: float = 30
+    # Inspection (CONTRACT 13). Workers `marketplace serve` starts beside the API (0: none;
+    # run `marketplace inspector` elsewhere). The queue: empty for a SQLite file in the
+    # data folder (one host), or a redis:// URL shared by the API and inspector hosts.
+    inspection_workers: int = Field(default=1, ge=0, le=64)
+    inspection_queue_url: str = Field(default="", pattern=r"^(|rediss?://.*)$")
+    inspection_seconds: float = Field(default=20.0, gt=0, le=600)
+    inspection_memory_mb: int = Field(default=1024, ge=64, le=65536)
+    inspection_processes: int = Field(default=64, ge=4, le=4096)
+    # How often an inspector looks for jobs whose worker died (their lease ran out) or whose
+    # enqueue was lost, and hands them back to the queue.
+    inspection_sweep_seconds: float = Field(default=15.0, gt=0, le=3600)
     log_json: bool | None = None
     log_level: str = "INFO"
 

@@ -193,10 +193,12 @@ def make_engine(
 
 
 def make_sessionmaker(
-    engine: AsyncEngine, *, write: bool = False
+    engine: AsyncEngine, *, write: bool = False, info: dict[str, Any] | None = None
 ) -> async_sessionmaker[AsyncSession]:
+    """`info` is every session's `session.info` to start with (hooks read it: the app's
+    inspection queue, `inspection.ledger`)."""
     bind = engine.execution_options(**{IMMEDIATE: True}) if write else engine
-    return async_sessionmaker(bind, expire_on_commit=False, autoflush=False)
+    return async_sessionmaker(bind, expire_on_commit=False, autoflush=False, info=info or {})
 
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

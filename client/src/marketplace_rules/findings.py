@@ -76,6 +76,15 @@ class Code(enum.StrEnum):
     CONFIG_SECRET_ADDED = "config-secret-added"  # noqa: S105 - a code, not a password
     CONFIG_REQUIRED_ADDED = "config-required-added"
     # the list itself (rules.review)
+    # Inspection (CONTRACT 13): what the server did in the sandbox and offers the model.
+    CAPABILITY_UNDECLARED = "capability-undeclared"
+    INSPECTION_FAILED = "inspection-failed"
+    TOOL_ADDED = "tool-added"
+    TOOL_REMOVED = "tool-removed"
+    TOOL_CHANGED = "tool-changed"
+    PROMPT_CHANGED = "prompt-changed"
+    INSTRUCTIONS_CHANGED = "instructions-changed"
+
     FINDINGS_MORE = "findings-more"
 
 

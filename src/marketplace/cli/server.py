@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from marketplace.cli.inspector import inspector, start_child, stop_child
 from marketplace.roles import Role
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ storage_app = typer.Typer(help="Blob storage maintenance.", no_args_is_help=True
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
+    app.command("inspector")(inspector)
     app.add_typer(db_app, name="db")
     app.add_typer(user_app, name="user")
     app.add_typer(storage_app, name="storage")
@@ -98,19 +100,23 @@ def serve(
     if os.environ.get(MULTIPROC_ENV):
         prepare_multiprocess_metrics(Path(os.environ[MULTIPROC_ENV]))
     _log_where(settings, host, port, workers)
-    uvicorn.run(
-        "marketplace.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=proxy_headers,
-        forwarded_allow_ips=forwarded_allow_ips,
-        # The app writes one structured line per request itself.
-        access_log=False,
-        log_config=log_config,
-        log_level=settings.log_level.lower(),
-    )
+    inspector_child = start_child(settings)  # untrusted code runs in its own process
+    try:
+        uvicorn.run(
+            "marketplace.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=proxy_headers,
+            forwarded_allow_ips=forwarded_allow_ips,
+            # The app writes one structured line per request itself.
+            access_log=False,
+            log_config=log_config,
+            log_level=settings.log_level.lower(),
+        )
+    finally:
+        stop_child(inspector_child)
 
 
 def listen_address(host: str, port: int) -> str:

@@ -16,6 +16,7 @@ from marketplace.models.catalog import (
 from marketplace.models.commerce import Install, Purchase, Rating
 from marketplace.models.console import ConsoleSession
 from marketplace.models.generation import CatalogGeneration
+from marketplace.models.inspections import InspectionStatus, PluginInspection
 from marketplace.models.revocations import Revocation
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.models.tokens import PublishingToken
@@ -32,9 +33,11 @@ __all__ = [
     "DeveloperProfile",
     "Distribution",
     "IdentityStatus",
+    "InspectionStatus",
     "Install",
     "ListingCount",
     "Plugin",
+    "PluginInspection",
     "PluginType",
     "PluginVersion",
     "PublishingToken",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
@@ -20,10 +20,13 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from marketplace.kit.dbtypes import IdType, JSONType, UTCDateTime, utcnow
 from marketplace.models.base import Base, IdMixin, TimestampMixin
+
+if TYPE_CHECKING:
+    from marketplace.models.inspections import PluginInspection
 
 
 class PluginType(enum.StrEnum):
@@ -207,3 +210,8 @@ class PluginVersion(ReviewedVersionMixin, Base):
     changelog: Mapped[str | None] = mapped_column(Text)
     manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
     distribution: Mapped[str] = mapped_column(String(20), nullable=False)
+    # Loaded with the version (one more SELECT per query of versions): every version
+    # representation shows its inspection (CONTRACT 13). None: not applicable.
+    inspection: Mapped[PluginInspection | None] = relationship(
+        lazy="selectin", uselist=False, passive_deletes=True
+    )

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from marketplace.inspection.schemas import InspectionOut, inspection_out
 from marketplace.kit.jsonsafe import check_json_safe
 from marketplace.kit.schemas import (
     INTEGRAL_FLOATS,
@@ -27,7 +28,7 @@ from marketplace.kit.schemas import (
     SafeText,
     never_null_schema,
 )
-from marketplace.models import Distribution, PluginType, ReviewStatus
+from marketplace.models import Distribution, PluginInspection, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
@@ -151,6 +152,15 @@ class VersionOut(OutputModel):
     reviewed_by: str | None
     created_at: datetime
     findings: list[FindingOut]
+    inspection: InspectionOut
+
+    @field_validator("inspection", mode="before")
+    @classmethod
+    def _inspection_of_row(cls, value: Any) -> Any:
+        # From the ORM: the version's inspection row (None: not applicable).
+        if value is None or isinstance(value, PluginInspection):
+            return inspection_out(value)
+        return value
 
 
 class AdminVersionOut(VersionOut):

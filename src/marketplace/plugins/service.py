@@ -14,6 +14,7 @@ from marketplace.errors import (
     NotFound,
     PluginKeyExists,
 )
+from marketplace.inspection.ledger import attach as attach_inspection
 from marketplace.kit.jsonsafe import storable
 from marketplace.kit.sql import insert_unique
 from marketplace.models import (
@@ -283,6 +284,7 @@ async def add_version(
         blob_key=blob_key,
         review_status=ReviewStatus.PENDING,
         is_latest=False,
+        inspection=None,  # set below; never lazily loaded on a new row
     )
     base = await diff_base(session, PLUGINS, row)
     findings = plugin_version_findings(
@@ -292,6 +294,9 @@ async def add_version(
     # (pluginId, version) is unique in the database: of two racing uploads one gets 409.
     await insert_unique(session, row, PLUGINS.version_exists_error(plugin, version))
     rejected = await settle(session, PLUGINS, plugin, row, findings)
+    # A stdio MCP server is run in the sandbox after the commit (CONTRACT 13); a version the
+    # checks rejected is not (its code is never distributed).
+    attach_inspection(session, row, inspect=not rejected)
     if not rejected and released_by_admin is not None:
         # Versions an administrator adds are approved and current at once (CONTRACT 5).
         await review.decide(

@@ -58,7 +58,7 @@ def record_review(
 def record_takedown(
     session: AsyncSession,
     *,
-    actor_id: str,
+    actor_id: str | None,
     resource_type: str,
     resource_id: str,
     trigger: Trigger,

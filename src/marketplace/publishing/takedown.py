@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.errors import InvalidState
 from marketplace.kit.dbtypes import utcnow
 from marketplace.models import ReviewStatus, Revocation
-from marketplace.publishing.audit import Trigger, record_takedown
+from marketplace.publishing.audit import SYSTEM_REVIEWER, Trigger, record_takedown
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.review import make_current
 from marketplace_rules.versions import version_sort_key
@@ -56,7 +56,7 @@ async def take_down_version(
     item: ItemT,
     version: VersionT,
     *,
-    actor_id: str,
+    actor_id: str | None,
     reason: str,
     trigger: Trigger,
 ) -> None:
@@ -69,7 +69,8 @@ async def take_down_version(
     now = utcnow()
     version.review_status = ReviewStatus.TAKEN_DOWN.value
     version.review_note = reason
-    version.reviewed_by = actor_id
+    # No actor: the system's own takedown (an inspection found an error, CONTRACT 13).
+    version.reviewed_by = actor_id if actor_id is not None else SYSTEM_REVIEWER
     version.is_latest = False
     version.taken_down_at = now
     await session.flush()

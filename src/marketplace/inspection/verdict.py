@@ -1,0 +1,145 @@
+"""Finishing an inspection (CONTRACT 13): the report kept with the version, its findings,
+and the move an error brings, all in one transaction under the plugin's lock.
+
+An error finding (an undeclared capability) rejects a pending version (reviewedBy
+`system`, trigger auto-validation) and takes down a version an administrator approved
+before the inspection ended (audit TAKEDOWN, revocation list, current version moving back).
+The findings replace the version's earlier inspection findings, so a retried job never
+lists one twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from marketplace.inspection import judgement, ledger
+from marketplace.inspection.report import RunReport
+from marketplace.kit.dbtypes import utcnow
+from marketplace.kit.jsonsafe import storable
+from marketplace.models import InspectionStatus, PluginInspection, PluginVersion, ReviewStatus
+from marketplace.packages.manifest import note_line
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing import review
+from marketplace.publishing.audit import Trigger
+from marketplace.publishing.diff import diff_base
+from marketplace.publishing.findings import as_stored
+from marketplace.publishing.lookup import lock_item
+from marketplace.publishing.takedown import take_down_version
+from marketplace_rules.findings import Code, Finding
+
+INSPECTION_CODES = frozenset(
+    {
+        Code.CAPABILITY_UNDECLARED,
+        Code.INSPECTION_FAILED,
+        Code.TOOL_ADDED,
+        Code.TOOL_REMOVED,
+        Code.TOOL_CHANGED,
+        Code.PROMPT_CHANGED,
+        Code.INSTRUCTIONS_CHANGED,
+    }
+)
+
+
+def stored_report(report: RunReport, undeclared: Sequence[str]) -> dict[str, Any]:
+    stored: dict[str, Any] = storable(
+        {
+            "server": report.server,
+            "tools": report.tools,
+            "prompts": report.prompts,
+            "resources": report.resources,
+            "observed": report.observed.to_json(),
+            "undeclared": list(undeclared),
+        }
+    )
+    return stored
+
+
+async def _base_report(session: AsyncSession, version: PluginVersion) -> dict[str, Any] | None:
+    base = await diff_base(session, PLUGINS, version)
+    inspection = base.inspection if base is not None else None
+    if inspection is None or inspection.status != InspectionStatus.DONE.value:
+        return None  # nothing inspected to compare with
+    return inspection.report
+
+
+async def _apply(
+    session: AsyncSession, version: PluginVersion, row: PluginInspection, report: RunReport
+) -> None:
+    missing = judgement.undeclared(report.observed.to_json(), version.manifest)
+    row.status = report.status
+    row.error = report.error
+    row.finished_at = utcnow()
+    row.lease_token = None
+    row.lease_until = None
+    row.report = stored_report(report, list(missing))
+    findings = judgement.undeclared_findings(missing)
+    if report.status == InspectionStatus.FAILED.value:
+        findings.append(judgement.failed_finding(report.error))
+    base = await _base_report(session, version) if report.status == "done" else None
+    if base is not None:
+        findings += judgement.change_findings(row.report, base)
+    await _record(session, version, findings)
+
+
+async def _record(session: AsyncSession, version: PluginVersion, findings: list[Finding]) -> None:
+    """Keep the findings with the version; an error moves it (module doc)."""
+    kept = [f for f in version.findings if f.get("code") not in INSPECTION_CODES]
+    version.findings = kept + as_stored(findings)
+    await session.flush()
+    errors = [note_line(finding) for finding in findings if finding.severity == "error"]
+    if not errors:
+        return
+    plugin = await lock_item(session, PLUGINS, version.plugin_id)
+    if version.review_status == ReviewStatus.PENDING:
+        await review.auto_reject(session, PLUGINS, plugin, version, errors)
+    elif version.review_status == ReviewStatus.APPROVED:
+        reason = review.auto_rejection_note(errors).replace(
+            "Automatic validation failed:", "Inspection found undeclared capabilities:", 1
+        )
+        await take_down_version(
+            session,
+            PLUGINS,
+            plugin,
+            version,
+            actor_id=None,
+            reason=reason,
+            trigger=Trigger.AUTO_VALIDATION,
+        )
+
+
+async def finish(
+    sessions: async_sessionmaker[AsyncSession], version_id: str, token: str, report: RunReport
+) -> bool:
+    """Keep the attempt's report if its claim still holds; False if it was lost."""
+    async with sessions.begin() as session:
+        version = await session.get(PluginVersion, version_id)
+        if version is None:
+            return False  # deleted meanwhile (the row went with it)
+        await lock_item(session, PLUGINS, version.plugin_id)  # item first: the one lock order
+        row = await ledger.holds(session, version_id, token)
+        if row is None:
+            return False
+        await _apply(session, version, row, report)
+        return True
+
+
+async def give_up(sessions: async_sessionmaker[AsyncSession], version_id: str) -> None:
+    """Attempts ran out (every worker was killed): the inspection failed."""
+    async with sessions.begin() as session:
+        version = await session.get(PluginVersion, version_id)
+        if version is None:
+            return
+        await lock_item(session, PLUGINS, version.plugin_id)
+        row = version.inspection
+        if row is None or row.status != InspectionStatus.RUNNING.value:
+            return
+        if row.lease_until is not None and row.lease_until > utcnow():
+            return  # a live attempt after all
+        report = RunReport(
+            status="failed",
+            error=f"the inspection was interrupted {row.attempts} times and was given up",
+        )
+        await _apply(session, version, row, report)
