@@ -26,7 +26,7 @@ from .helpers import Invoke, stdout_json
 SEARCH = tool("search", "Search the web.\nReturns at most ten results.")
 FETCH = tool("fetch", None)
 SUMMARY = prompt("summarize", "Summarize a page")
-OBSERVED = {
+OBSERVED: dict[str, list[Any]] = {
     "network": [
         {"host": "api.example.com", "port": 443},
         {"host": "api.example.com", "port": None},

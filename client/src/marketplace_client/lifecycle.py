@@ -2,16 +2,32 @@
 folder (`--dir`) after `marketplace install`.
 
 `list` compares each installed version with the plugin's current one (public detail) and
-with the signed revocation list (verified as `audit` does); `update` is `install` of the
-current version, keeping the saved configuration; `uninstall` removes the plugin's
+with the signed revocation list (verified as `audit` does), and marks an install whose
+version now shows more than the user accepted (`capabilities.py`); `update` is `install` of
+the current version, keeping the saved configuration, after the user's consent when that
+version has more than they accepted (CONTRACT 13); `uninstall` removes the plugin's
 folder, its registry entry and its saved secrets. None of them needs the service to
 forget anything: the service keeps one installed record per user (the last reported).
+
+How `list` learns the installed versions' capabilities: one public read per installed
+plugin (`GET /api/v1/plugins/capabilities/KEY/VERSION`), one after another on one
+connection, each bounded (`capabilities.TIMEOUT`, no waiting out a rate limit) and all of
+them within `LIST_CAPABILITIES_BUDGET`: a plugin not reached in time is listed without a
+mark, and a warning says how many were not checked. A read that fails (unreachable, the
+version taken down, a service without inspection) gives no mark and no error. `--offline`
+reads nothing. `list` only reads the registry, so an install running beside it changes
+nothing it relies on.
+
+Exit status 4 (`CONSENT_EXIT`) is an update left undone for want of consent: refused
+without a terminal (`CONSENT_REQUIRED`, unless `--yes`) or declined at the prompt
+(`UPDATE_DECLINED`). Any other failure of an update is 1 and wins over 4.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +35,15 @@ import typer
 
 from marketplace_client.api import ApiClient, ApiError, expect_object
 from marketplace_client.audit import REVOCATIONS, parse_revocations, verified_payload
+from marketplace_client.capabilities import (
+    Accepted,
+    Beyond,
+    Capabilities,
+    beyond,
+    capabilities_client,
+    fetch_capabilities,
+    read_capabilities,
+)
 from marketplace_client.config import plugins_dir, resolve_backend, resolve_credentials
 from marketplace_client.context import Runtime, get_runtime
 from marketplace_client.errors import CliError
@@ -41,6 +66,10 @@ from marketplace_client.registry import (
     unregister_plugin,
 )
 from marketplace_rules.versions import is_valid_version, version_sort_key
+
+CONSENT_EXIT = 4  # CONTRACT 13: an update needing consent it did not get
+# `list`: the time all capability reads together may take (each is bounded by its timeout).
+LIST_CAPABILITIES_BUDGET = 30.0
 
 DirOption = Annotated[
     Path | None,
@@ -99,9 +128,20 @@ class Listed:
     latest: str | None
     revoked: str | None  # the revocation's reason
     checked: bool  # False with --offline
+    # The installed version's capabilities (None: not read) and what they have beyond
+    # what was accepted (None: not read or unknown).
+    capabilities: Capabilities | None = None
+    beyond: Beyond | None = None
+
+    @property
+    def marked(self) -> bool:
+        return bool(self.beyond)
 
     @property
     def status(self) -> str:
+        return self._state() + (f"; {_mark(self.beyond)}" if self.beyond else "")
+
+    def _state(self) -> str:
         if not self.checked:
             return "not checked (--offline)"
         if self.revoked is not None:
@@ -124,10 +164,46 @@ class Listed:
             "revoked": self.revoked is not None,
             "revokedReason": self.revoked,
             "status": self.status,
+            "inspection": self.capabilities.status if self.capabilities else None,
+            "beyondAccepted": self.beyond.to_json() if self.beyond else None,
         }
 
 
-def list_installs(runtime: Runtime, root: Path, backend: str | None) -> list[Listed]:
+def _mark(extra: Beyond) -> str:
+    recorded = "nothing recorded as accepted; " if extra.nothing_recorded else ""
+    return f"has more than you accepted ({recorded}{extra.summary()})"
+
+
+def with_capabilities(
+    runtime: Runtime,
+    backend: str,
+    items: list[Listed],
+    installed: dict[str, dict[str, Any]],
+    out: Output,
+) -> list[Listed]:
+    """`items` with their installed version's capabilities compared with what was accepted
+    (module doc: one bounded read each, all within LIST_CAPABILITIES_BUDGET)."""
+    deadline = time.monotonic() + LIST_CAPABILITIES_BUDGET
+    marked: list[Listed] = []
+    skipped = 0
+    with capabilities_client(runtime, backend) as public:
+        for item in items:
+            if time.monotonic() >= deadline:
+                skipped += 1
+                marked.append(item)
+                continue
+            shown = read_capabilities(public, item.key, item.version)
+            extra = beyond(Accepted.from_entry(installed.get(item.key)), shown)
+            marked.append(replace(item, capabilities=shown, beyond=extra if extra else None))
+    if skipped:
+        out.warn(
+            f"what {skipped} plugin(s) do now was not compared with what you accepted: "
+            f"the service took longer than {LIST_CAPABILITIES_BUDGET:.0f} s"
+        )
+    return marked
+
+
+def list_installs(runtime: Runtime, root: Path, backend: str | None, out: Output) -> list[Listed]:
     installed = installed_plugins(root)
     if backend is None or not installed:
         return [
@@ -139,7 +215,7 @@ def list_installs(runtime: Runtime, root: Path, backend: str | None) -> list[Lis
         signed = expect_object(public.get(REVOCATIONS), "revocation list")
         _, revocations = parse_revocations(verified_payload(public, signed))
         reasons = {(r.key, r.version): r.reason for r in revocations if r.kind == "plugin"}
-        return [
+        items = [
             Listed(
                 key,
                 str(entry.get("version")),
@@ -150,6 +226,7 @@ def list_installs(runtime: Runtime, root: Path, backend: str | None) -> list[Lis
             )
             for key, entry in sorted(installed.items())
         ]
+    return with_capabilities(runtime, backend, items, installed, out)
 
 
 def print_list(out: Output, root: Path, items: list[Listed]) -> None:
@@ -160,6 +237,15 @@ def print_list(out: Output, root: Path, items: list[Listed]) -> None:
     widths = [max(len(row[col]) for row in rows) for col in range(2)]
     for key, version, status in rows:
         out.out.print(f"{key:<{widths[0]}}  {version:<{widths[1]}}  {status}", markup=False)
+    for item in items:
+        if item.marked:
+            out.err.print(
+                f"{item.key} {item.version} has tools or permissions you did not accept (its "
+                "inspection ended after you installed it, or an older client installed it): "
+                f"`marketplace install {item.key} --version {item.version}` shows them and "
+                f"records them as accepted; `marketplace uninstall {item.key}` removes it",
+                markup=False,
+            )
 
 
 def list_command(
@@ -175,14 +261,21 @@ def list_command(
     """List installed plugins: version, update available, revoked (signed list)."""
     out = Output(json_mode=json_output)
     root = install_root(directory)
+    runtime = get_runtime(ctx)
     with reporting_errors(out):
         server = None if offline else resolve_backend(backend)
-        items = list_installs(get_runtime(ctx), root, server)
+        items = list_installs(runtime, root, server, out)
     data = {"root": str(root), "items": [item.to_json() for item in items]}
     out.result(data, lambda: print_list(out, root, items))
 
 
 # --- update -------------------------------------------------------------------------------
+
+
+class ConsentMissing(CliError):
+    """An update whose new version has more than was accepted, and no consent to it."""
+
+    exit_code = CONSENT_EXIT
 
 
 @dataclass
@@ -192,6 +285,8 @@ class Updated:
     after: str | None = None
     result: InstallResult | None = None
     error: CliError | None = None
+    capabilities: Capabilities | None = None  # the new version's, read before installing
+    changes: Beyond | None = None  # what it has beyond what was accepted (None: nothing)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,34 +299,105 @@ class Updated:
             "connectError": self.result.connect_error.to_json()
             if self.result is not None and self.result.connect_error is not None
             else None,
+            "capabilities": self.capabilities.to_json() if self.capabilities else None,
+            "changes": self.changes.to_json() if self.changes else None,
         }
 
 
+def consent(
+    out: Output, runtime: Runtime, entry: Updated, changes: Beyond, *, assume_yes: bool
+) -> None:
+    """Show what the new version has beyond what was accepted and get the user's consent
+    (y/N); --yes gives it. Without a terminal (and without --yes) or when declined, raise
+    ConsentMissing: nothing is installed and the registry is left as it is."""
+    key, before, after = entry.key, entry.before, entry.after
+    details = {"pluginKey": key, "from": before, "to": after, "changes": changes.to_json()}
+    if not assume_yes and not runtime.is_interactive():
+        raise ConsentMissing(
+            "CONSENT_REQUIRED",
+            f"{key} {after} {changes.summary()}, beyond what you accepted, and there is no "
+            f"terminal to ask on; run `marketplace update {key}` on a terminal to review it, "
+            "or pass --yes to accept it",
+            details=details,
+        )
+    out.step(f"{key} {after} has more than you accepted with {key} {before}:")
+    for line in changes.lines():
+        out.step(line)
+    if assume_yes:
+        out.step("Accepted with --yes.")
+        return
+    if not typer.confirm(f"Update {key} to {after} and accept this?", default=False, err=True):
+        raise ConsentMissing(
+            "UPDATE_DECLINED", f"the update to {after} was declined", details=details
+        )
+
+
 def update_one(
-    api: ApiClient, runtime: Runtime, out: Output, root: Path, key: str, before: str
+    api: ApiClient,
+    runtime: Runtime,
+    out: Output,
+    root: Path,
+    key: str,
+    installed: dict[str, Any],
+    *,
+    assume_yes: bool = False,
 ) -> Updated:
-    entry = Updated(key, before)
+    entry = Updated(key, str(installed.get("version")))
     try:
         latest = latest_version(api, key)
         if latest is None:
             raise CliError("PLUGIN_NOT_FOUND", f"{key} has no current version on the service")
         entry.after = latest
-        if not is_newer(latest, before):
+        if not is_newer(latest, entry.before):
             return entry
-        entry.result = install(api, runtime, out, InstallRequest(key, latest, root, {}))
+        # Unknown capabilities (or an inspection not done) show nothing beyond what was
+        # accepted, or only permissions: the update goes on and says so; `list` marks the
+        # install once the service shows more.
+        shown = fetch_capabilities(runtime, api.backend, key, latest)
+        entry.capabilities = shown
+        changes = beyond(Accepted.from_entry(installed), shown)
+        if changes:
+            entry.changes = changes
+            consent(out, runtime, entry, changes, assume_yes=assume_yes)
+        request = InstallRequest(key, latest, root, {}, capabilities=shown)
+        entry.result = install(api, runtime, out, request)
     except CliError as exc:
         entry.error = exc
     return entry
+
+
+def _compared(shown: Capabilities | None) -> str:
+    """What the update could compare with what was accepted, when not everything."""
+    if shown is None or shown.complete:
+        return ""
+    if not shown.known:
+        return " Its capabilities are unknown: nothing was compared with what you accepted."
+    return (
+        f" Its inspection is {shown.status}: only its permissions were compared with what "
+        "you accepted (`marketplace list` marks it if its tools turn out to be more)."
+    )
 
 
 def print_updates(out: Output, updates: list[Updated]) -> None:
     for entry in updates:
         if entry.result is not None:
             print_install(out, entry.result)
-            out.out.print(f"Updated {entry.key} {entry.before} -> {entry.after}.", markup=False)
+            out.out.print(
+                f"Updated {entry.key} {entry.before} -> {entry.after}."
+                + _compared(entry.capabilities),
+                markup=False,
+            )
         elif entry.error is None:
             out.out.print(f"{entry.key} is up to date ({entry.before}).", markup=False)
+        elif entry.error.code == "UPDATE_DECLINED":
+            out.out.print(
+                f"{entry.key} {entry.before} stays installed: the update to {entry.after} was "
+                "declined.",
+                markup=False,
+            )
     for entry in updates:
+        if entry.error is not None and entry.error.code == "UPDATE_DECLINED":
+            continue
         if entry.error is not None:
             error = explain(entry.error, Subject(plugin_key=entry.key))
             message = f"error: {entry.key}: {error.headline()} ({entry.key} {entry.before} "
@@ -249,6 +415,16 @@ def failed(entry: Updated) -> bool:
     )
 
 
+def update_exit(updates: list[Updated]) -> int:
+    """0 when all went well; 4 when only consent was missing; 1 for any other failure."""
+    failures = [entry for entry in updates if failed(entry)]
+    if not failures:
+        return 0
+    if all(isinstance(entry.error, ConsentMissing) for entry in failures):
+        return CONSENT_EXIT
+    return 1
+
+
 def update_command(
     ctx: typer.Context,
     plugin_key: Annotated[
@@ -260,12 +436,22 @@ def update_command(
     all_plugins: Annotated[
         bool, typer.Option("--all", help="Update every installed plugin.")
     ] = False,
+    assume_yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Accept new tools, changed tools or prompts and new permissions without "
+            "asking (without a terminal such an update is refused otherwise, exit 4).",
+        ),
+    ] = False,
     directory: DirOption = None,
     backend: BackendOption = None,
     token: TokenOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Install the current version of installed plugins, keeping their configuration."""
+    """Install the current version of installed plugins, keeping their configuration; ask
+    first when a new version has more than you accepted."""
     out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     runtime = get_runtime(ctx)
     root = install_root(directory)
@@ -283,15 +469,16 @@ def update_command(
         credentials.require_token()
         with runtime.client(credentials.backend, credentials.token) as api:
             updates = [
-                update_one(api, runtime, out, root, key, str(installed[key].get("version")))
+                update_one(api, runtime, out, root, key, installed[key], assume_yes=assume_yes)
                 for key in keys
             ]
     data = {"root": str(root), "items": [entry.to_json() for entry in updates]}
     if not keys and not json_output:
         out.out.print(f"No plugins installed in {root}.", markup=False)
     out.result(data, lambda: print_updates(out, updates))
-    if any(failed(entry) for entry in updates):
-        raise typer.Exit(1)
+    code = update_exit(updates)
+    if code:
+        raise typer.Exit(code)
 
 
 # --- uninstall ----------------------------------------------------------------------------
