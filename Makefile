@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets clean
+.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,15 @@ $(STAMP): requirements-dev.lock $(RUN_STAMP)
 	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $@
 
-run: $(RUN_STAMP)
+# The inspection sandbox's tracer (docs/inspection.md): Debian's strace, installed when it is
+# missing and this machine lets us (root with apt-get); without it inspections end `failed`
+# with that reason and everything else works. bwrap comes with the project (a wheel).
+tracer:
+	@command -v strace >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace >/dev/null; } \
+		|| echo "note: strace is not installed: inspections will end failed (docs/inspection.md)"
+
+run: $(RUN_STAMP) tracer
 	$(BIN)/marketplace serve
 
 # The suite runs on SQLite (what `make run` uses) whatever MARKETPLACE_TEST_DATABASE_URL says,
@@ -37,7 +45,7 @@ PYTEST := $(BIN)/python -m pytest -n 2 --dist loadgroup -q
 # The URL shown in banners, without its password.
 HIDE_PASSWORD := sed -E 's|(://[^:/@]*):[^@]*@|\1:***@|'
 
-test: $(STAMP)
+test: $(STAMP) tracer
 	$(BIN)/ruff check src client tests bench
 	$(BIN)/ruff format --check src client tests bench
 	$(BIN)/lint-imports

@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.responses import PlainTextResponse, Response
 
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
@@ -37,6 +38,7 @@ from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
 from marketplace.inspection import ledger as inspection_ledger
 from marketplace.inspection.endpoints import router as capabilities_router
+from marketplace.inspection.metrics import inspection_metrics
 from marketplace.inspection.queue import InspectionQueue
 from marketplace.kit.errors_http import install_error_handlers
 from marketplace.kit.front import router as front_router
@@ -222,4 +224,9 @@ def _add_operations_routes(app: FastAPI) -> None:
     async def metrics(request: Request) -> Response:
         # Under several workers this reads every worker's metric files: off the event loop.
         body = await anyio.to_thread.run_sync(request.app.state.metrics.exposition)
+        try:
+            async with request.app.state.sessionmaker() as session:
+                body += await inspection_metrics(session)
+        except (OSError, SQLAlchemyError):  # the database away: the process's own metrics
+            pass
         return PlainTextResponse(body, media_type=CONTENT_TYPE_LATEST)
