@@ -29,6 +29,9 @@ class Limits:
     # Distinct observations kept per category; a server that tries a million paths is
     # reported with the first ones and stopped from growing the report.
     observations_per_category: int = 200
+    # After the listings, the server keeps running this long (within `seconds`) so that
+    # what it does right after answering is observed too.
+    settle_seconds: float = 0.5
 
 
 @dataclass
