@@ -92,11 +92,34 @@ def _child_setup(rlimits: dict[int, int], parent: int) -> Callable[[], None]:
     return setup
 
 
-def _rlimits(requested: dict[str, int]) -> dict[int, int]:
-    """Requested limits, never above what this process may grant."""
+def _tasks_of(uid: int) -> int:
+    """Tasks (threads count) whose real uid is `uid`, as RLIMIT_NPROC counts them."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return count
+
+
+def _rlimits(requested: dict[str, int], uid: int) -> dict[int, int]:
+    """Requested limits, never above what this process may grant.
+
+    RLIMIT_NPROC counts every task of the uid, not only the sandbox's: the tasks the uid
+    already has (the service's own threads, another inspection) are added, so the sandbox
+    gets its allowance whoever else runs as that user.
+    """
     limits: dict[int, int] = {}
     for name, value in requested.items():
         limit = getattr(resource, name)
+        if limit == resource.RLIMIT_NPROC:
+            value += _tasks_of(uid)
         _, hard = resource.getrlimit(limit)
         limits[limit] = value if hard == resource.RLIM_INFINITY else min(value, hard)
     return limits
@@ -201,7 +224,10 @@ class Supervisor:
                 env=spec.env,
                 cwd="/",
                 start_new_session=True,
-                preexec_fn=_child_setup(_rlimits(spec.rlimits), os.getpid()),
+                preexec_fn=_child_setup(
+                    _rlimits(spec.rlimits, spec.uid if spec.uid is not None else os.getuid()),
+                    os.getpid(),
+                ),
                 **identity,
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -262,6 +288,14 @@ class Supervisor:
     def _stop(self, reason: str) -> None:
         if self.stop_at is not None:
             return
+        child = self.child
+        if reason == "stdin-closed" and child is not None and self.child_out not in self.open_fds:
+            # The server ended first (its stdout closed, then the client left): an exit.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=STOP_GRACE_SECONDS)
+            if child.returncode is not None:
+                self._child_exited()
+                return
         self.outcome.stopped_by = reason
         self.stop_at = time.monotonic()
         self._stop_sandbox()
