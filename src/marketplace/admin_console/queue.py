@@ -16,6 +16,7 @@ from marketplace.accounts import service as accounts
 from marketplace.admin_console.deps import ConsoleReviewer
 from marketplace.admin_console.findings import counts
 from marketplace.admin_console.http import console_router, page
+from marketplace.admin_console.inspection import Badge, queue_badges
 from marketplace.admin_console.kinds import PLUGIN_PAGES, SCENARIO_PAGES, item_title
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
@@ -38,6 +39,7 @@ class QueueRow:
     developer: str
     waiting_since: datetime | None
     findings: dict[str, int] | None  # None where a row has no findings of its own
+    inspection: tuple[Badge, ...]  # a plugin version's inspection: running, or what it found
 
 
 Loader = Callable[[AsyncSession, Page, str | None], Awaitable[tuple[list[QueueRow], int]]]
@@ -56,8 +58,9 @@ async def _labels(db: AsyncSession, user_ids: list[str]) -> dict[str, str]:
 
 async def _newest_pending_findings(
     db: AsyncSession, plugin_ids: list[str]
-) -> dict[str, tuple[str, dict[str, int]]]:
-    """Per plugin, its newest pending version and that version's finding counts."""
+) -> dict[str, tuple[str, dict[str, int], tuple[Badge, ...]]]:
+    """Per plugin, its newest pending version with that version's finding counts and
+    inspection badges (the inspections come in one more query, selectin)."""
     rows = await db.scalars(
         select(PluginVersion).where(
             PluginVersion.plugin_id.in_(plugin_ids), PluginVersion.review_status == PENDING
@@ -68,7 +71,7 @@ async def _newest_pending_findings(
         held = newest.get(version.plugin_id)
         if held is None or version_sort_key(version.version) > version_sort_key(held.version):
             newest[version.plugin_id] = version
-    return {pid: (v.version, counts(v.findings)) for pid, v in newest.items()}
+    return {pid: (v.version, counts(v.findings), queue_badges(v)) for pid, v in newest.items()}
 
 
 async def _plugins(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
@@ -77,7 +80,7 @@ async def _plugins(db: AsyncSession, at: Page, search: str | None) -> tuple[list
     pending = await _newest_pending_findings(db, [p.id for p in items])
     rows = []
     for plugin in items:
-        version, found = pending.get(plugin.id, (None, None))
+        version, found, badges = pending.get(plugin.id, (None, None, ()))
         detail = f"{plugin.type} · {plugin.category}"
         detail += f" · first version {version}" if version else " · no pending version"
         rows.append(
@@ -88,6 +91,7 @@ async def _plugins(db: AsyncSession, at: Page, search: str | None) -> tuple[list
                 developer=labels.get(plugin.owner_id, plugin.owner_id),
                 waiting_since=plugin.created_at,
                 findings=found,
+                inspection=badges,
             )
         )
     return rows, total
@@ -107,6 +111,8 @@ def _versions_loader(pages: Any) -> Loader:
                 developer=labels.get(item.owner_id, item.owner_id),
                 waiting_since=version.created_at,
                 findings=counts(version.findings),
+                # PluginVersion.inspection is selectin-loaded: one query for the page.
+                inspection=queue_badges(version) if isinstance(version, PluginVersion) else (),
             )
             for version, item in pairs
         ]
@@ -131,6 +137,7 @@ async def _developers(db: AsyncSession, at: Page, search: str | None) -> tuple[l
             developer=user.email,
             waiting_since=profile.submitted_at,
             findings=None,
+            inspection=(),
         )
         for user, profile in pairs
     ]

@@ -15,12 +15,13 @@ from marketplace.admin_console.findings import counts, grouped
 from marketplace.admin_console.forms import first_problem
 from marketplace.admin_console.history import developer_rejections, item_audit
 from marketplace.admin_console.http import console_router, page, redirect
+from marketplace.admin_console.inspection import load_inspection
 from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
 from marketplace.errors import AppError
 from marketplace.kit.state import AppSettings
-from marketplace.models import ReviewStatus, User
+from marketplace.models import PluginVersion, ReviewStatus, User
 from marketplace.publishing import queries, review
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.downloads import package_link
@@ -77,6 +78,10 @@ async def _render(
         finding_groups=grouped(version.findings),
         finding_counts=counts(version.findings),
         changes=await load_changes(db, store, kind, version),
+        # Plugin versions only: a scenario runs no server of its own.
+        inspection=(
+            await load_inspection(db, version) if isinstance(version, PluginVersion) else None
+        ),
         versions=versions,
         labels=labels,
         rejections=await developer_rejections(db, kind, item.owner_id, item.id),
