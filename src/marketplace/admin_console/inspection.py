@@ -22,6 +22,7 @@ from marketplace.inspection.judgement import needed
 from marketplace.inspection.ledger import is_applicable
 from marketplace.inspection.schemas import inspection_json
 from marketplace.models import Distribution, InspectionStatus, PluginInspection, PluginVersion
+from marketplace.models.inspections import MAX_ATTEMPTS
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.diff import diff_base
 from marketplace_rules.changes import covers, permissions_of
@@ -172,6 +173,10 @@ class InspectionView:
     declared: tuple[str, ...]
     changes: InspectionChanges | None
     changes_note: str  # why there is no comparison ("" when there is one)
+
+    @property
+    def max_attempts(self) -> int:
+        return MAX_ATTEMPTS
 
     @property
     def in_progress(self) -> bool:
