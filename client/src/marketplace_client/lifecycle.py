@@ -15,8 +15,9 @@ connection, each bounded (`capabilities.TIMEOUT`, no waiting out a rate limit) a
 them within `LIST_CAPABILITIES_BUDGET`: a plugin not reached in time is listed without a
 mark, and a warning says how many were not checked. A read that fails (unreachable, the
 version taken down, a service without inspection) gives no mark and no error. `--offline`
-reads nothing. `list` only reads the registry, so an install running beside it changes
-nothing it relies on.
+reads nothing. `list` reads the registry once and writes no `accepted` record (installs
+replace the file atomically, so one running beside it is seen whole, before or after); the
+reads are sequential, one client, nothing shared between threads.
 
 Exit status 4 (`CONSENT_EXIT`) is an update left undone for want of consent: refused
 without a terminal (`CONSENT_REQUIRED`, unless `--yes`) or declined at the prompt
