@@ -101,13 +101,14 @@ async def inspect(
     env: dict[str, str] | None = None,
     limits: Limits | None = None,
     protected: tuple[Path, ...] = (),
+    marker: str | None = None,
 ) -> Run:
     """Run the fixture through `run_inspection`, as the job would, timed. Every process of
     the run carries a marker (in its environment) for `leftovers`."""
     package = install(fixture, root)
     workdir = root / "work"
     workdir.mkdir()
-    marker = uuid.uuid4().hex
+    marker = marker or uuid.uuid4().hex
     mcp = dict(fixture.spec["mcp"])
     mcp["env"] = {**mcp.get("env", {}), **(env or {}), MARKER_VARIABLE: marker}
     target = Target(
@@ -124,9 +125,14 @@ async def inspect(
 def leftovers(run: Run) -> list[str]:
     """Processes of the run still alive: the sandbox's (marker in their environment) and
     the supervisor, strace and bwrap (the work folder in their command line)."""
+    return processes(run.marker, run.workdir)
+
+
+def processes(marker: str, workdir: Path) -> list[str]:
+    """Live processes carrying `marker` in their environment or `workdir` in their command."""
     found = []
-    needle = f"{MARKER_VARIABLE}={run.marker}".encode()
-    workdir = str(run.workdir).encode()
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    folder = str(workdir).encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
@@ -135,7 +141,7 @@ def leftovers(run: Run) -> list[str]:
             environ = Path(f"/proc/{entry}/environ").read_bytes()
         except OSError:
             continue
-        if needle in environ or workdir in cmdline:
+        if needle in environ or folder in cmdline:
             command = cmdline.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry}: {command}")
     return found

@@ -5,15 +5,25 @@ the host (and the test shows that, without it, they would arrive)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from marketplace.inspection import runner
 from marketplace.inspection.runner import sandbox_available
-from tests.inspection.runner_support import Run, fixture, inspect, wait_for_no_leftovers
+from tests.inspection.runner_support import (
+    Run,
+    fixture,
+    inspect,
+    processes,
+    wait_for_no_leftovers,
+)
 
 pytestmark = [
     pytest.mark.fault,
@@ -187,3 +197,30 @@ async def test_without_the_network_namespace_the_attack_would_reach_the_host(
     outcomes = {tool["name"]: tool["description"] for tool in run.report.tools}
     assert outcomes["service-port-on-loopback"].startswith("ACHIEVED")
     assert _connections(listener) >= 1
+
+
+async def test_killing_the_supervisor_takes_the_sandbox_with_it(tmp_path: Path) -> None:
+    """PR_SET_PDEATHSIG on strace and bwrap's --die-with-parent: nothing outlives it."""
+    item = fixture("hostile-sleep")
+    marker = uuid.uuid4().hex
+    runs: list[Run] = []
+
+    async def inspection() -> None:
+        runs.append(await inspect(item, tmp_path, marker=marker))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(inspection)
+        with anyio.fail_after(item.limits().seconds):
+            while True:
+                live = processes(marker, tmp_path / "work")
+                sandboxed = [line for line in live if "server.py" in line]
+                supervisors = [line for line in live if "inspection.supervisor" in line]
+                if sandboxed and supervisors:
+                    break
+                await anyio.sleep(0.05)
+        os.kill(int(supervisors[0].split(":")[0]), signal.SIGKILL)
+    [run] = runs
+    assert run.report.status == "failed"
+    assert run.report.error == "the inspection supervisor gave no result"
+    assert run.seconds < item.limits().seconds
+    assert wait_for_no_leftovers(run) == []

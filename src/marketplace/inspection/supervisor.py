@@ -61,8 +61,8 @@ class SupervisorSpec:
     view: dict[str, Any]
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(asdict(self)), encoding="utf-8")
-        path.chmod(0o600)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            json.dump(asdict(self), out)
 
     @classmethod
     def read(cls, path: Path) -> SupervisorSpec:

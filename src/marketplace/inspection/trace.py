@@ -418,6 +418,8 @@ class TraceObserver:
             if rest.startswith(("clone", "fork", "vfork")):
                 self._pending_clones[pid] = None
                 self._pending_clones.move_to_end(pid)
+                while len(self._pending_clones) > MAX_PIDS:
+                    self._pending_clones.popitem(last=False)
             if len(self._pending) > MAX_PIDS:
                 self._pending.pop(next(iter(self._pending)))
             return
