@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     # How often an inspector looks for jobs whose worker died (their lease ran out) or whose
     # enqueue was lost, and hands them back to the queue.
     inspection_sweep_seconds: float = Field(default=15.0, gt=0, le=3600)
+    # An attempt's lease: its run's limit plus this margin (unpacking, the database). A
+    # worker killed mid-job is replaced once its lease has run out.
+    inspection_lease_margin_seconds: float = Field(default=60.0, ge=1, le=3600)
     log_json: bool | None = None
     log_level: str = "INFO"
 

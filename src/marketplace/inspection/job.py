@@ -31,9 +31,6 @@ log = structlog.get_logger(__name__)
 
 Runner = Callable[[Target, Limits, Path], Awaitable[RunReport]]
 
-# Unpacking, the database and the verdict, on top of the run's own limit.
-LEASE_MARGIN_SECONDS = 60
-
 
 def limits_of(settings: Settings) -> Limits:
     return Limits(
@@ -44,7 +41,7 @@ def limits_of(settings: Settings) -> Limits:
 
 
 def lease_of(settings: Settings) -> timedelta:
-    return timedelta(seconds=settings.inspection_seconds + LEASE_MARGIN_SECONDS)
+    return timedelta(seconds=settings.inspection_seconds + settings.inspection_lease_margin_seconds)
 
 
 def protected_paths(settings: Settings) -> tuple[Path, ...]:

@@ -48,8 +48,16 @@ class InspectionQueue:
 
     def __init__(self, settings: Settings, run: Callable[[str], Any] | None = None) -> None:
         self.huey = make_huey(settings)
+        job = run or _not_here
+
+        def inspect_version(version_id: str) -> Any:
+            return job(version_id)
+
+        # huey names a task by its function's module: the same name wherever it is
+        # registered (API processes enqueue it, inspectors run it).
+        inspect_version.__module__ = __name__
         self._task = self.huey.task(retries=2, retry_delay=RETRY_DELAY_SECONDS, name=TASK_NAME)(
-            run or _not_here
+            inspect_version
         )
 
     def enqueue(self, version_id: str) -> None:
