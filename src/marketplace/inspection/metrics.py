@@ -4,10 +4,12 @@ right whichever API process answers and wherever the inspectors run."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import case, func, select
+from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.models import InspectionStatus, PluginInspection
@@ -19,11 +21,11 @@ class _Fixed(Collector):
     def __init__(self, families: list[GaugeMetricFamily | HistogramMetricFamily]) -> None:
         self.families = families
 
-    def collect(self) -> list[GaugeMetricFamily | HistogramMetricFamily]:  # type: ignore[override]
+    def collect(self) -> list[GaugeMetricFamily | HistogramMetricFamily]:
         return self.families
 
 
-def _seconds(row: type[PluginInspection]) -> object:
+def _seconds(row: type[PluginInspection]) -> ColumnElement[Any]:
     return func.extract("epoch", row.finished_at) - func.extract("epoch", row.started_at)
 
 
@@ -56,7 +58,7 @@ async def inspection_metrics(session: AsyncSession) -> bytes:
     return bytes(generate_latest(registry))
 
 
-async def _durations(session: AsyncSession, finished: object) -> HistogramMetricFamily:
+async def _durations(session: AsyncSession, finished: ColumnElement[bool]) -> HistogramMetricFamily:
     """Run time of finished inspections (start of the last attempt to its end)."""
     row = PluginInspection
     dialect = session.get_bind().dialect.name
