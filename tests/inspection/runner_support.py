@@ -26,7 +26,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from marketplace.inspection.report import SANDBOX_PATH, Limits, RunReport, Target
+from marketplace.inspection.report import (
+    ERROR_MAX_CHARS,
+    SANDBOX_PATH,
+    Limits,
+    RunReport,
+    Target,
+)
 from marketplace.inspection.runner import run_inspection
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -155,3 +161,32 @@ def wait_for_no_leftovers(run: Run, seconds: float = 2.0) -> list[str]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
+
+
+def assert_expected(report: RunReport, expect: dict[str, Any]) -> None:
+    """The report matches a fixture's `expect` (this module's docstring)."""
+    assert report.status == expect["status"], report.error
+    if report.status == "failed":
+        assert report.error is not None
+        assert len(report.error) <= ERROR_MAX_CHARS
+        assert "\n" not in report.error
+        for part in expect.get("error", []):
+            assert part in report.error, report.error
+    else:
+        assert report.error is None
+    for key, value in expect.get("server", {}).items():
+        assert report.server is not None
+        assert report.server[key] == value
+    if "tools" in expect:
+        assert [tool["name"] for tool in report.tools] == expect["tools"]
+    if "prompts" in expect:
+        assert [prompt["name"] for prompt in report.prompts] == expect["prompts"]
+    if "resources" in expect:
+        assert [resource["uri"] for resource in report.resources] == expect["resources"]
+    if "observed" in expect:
+        observed = report.observed.to_json()
+        expected = dict(expect["observed"])
+        for category in expect.get("unordered", []):
+            observed[category] = sorted(observed[category], key=json.dumps)
+            expected[category] = sorted(expected[category], key=json.dumps)
+        assert observed == expected

@@ -11,18 +11,26 @@ from typing import Any
 
 import pytest
 
-from marketplace.inspection.report import ERROR_MAX_CHARS, PLACEHOLDER_VALUE, RunReport
+from marketplace.inspection.report import PLACEHOLDER_VALUE
 from marketplace.inspection.runner import sandbox_available
 from marketplace_rules.canonical import canonical_json
-from tests.inspection.runner_support import Fixture, fixture, fixtures, inspect, leftovers
+from tests.inspection.runner_support import (
+    Fixture,
+    assert_expected,
+    fixture,
+    fixtures,
+    inspect,
+    leftovers,
+)
 
 pytestmark = pytest.mark.skipif(
     sandbox_available() is not None, reason=f"no sandbox here: {sandbox_available()}"
 )
 
-# The runner attack needs the test's listener and data folder: test_runner_hostile.py.
+# Hostile fixtures have tests of their own (time limits, leftovers, the attack's listener):
+# test_runner_hostile.py.
 CORPUS = [
-    pytest.param(item, id=item.name) for item in fixtures() if item.name != "hostile-runner-attack"
+    pytest.param(item, id=item.name) for item in fixtures() if not item.name.startswith("hostile-")
 ]
 
 
@@ -30,34 +38,6 @@ def _skip_if_missing(item: Fixture) -> None:
     reason = item.missing()
     if reason is not None:
         pytest.skip(f"{item.name}: {reason}")
-
-
-def assert_expected(report: RunReport, expect: dict[str, Any]) -> None:
-    """The report matches a fixture's `expect` (see runner_support)."""
-    assert report.status == expect["status"], report.error
-    if report.status == "failed":
-        assert report.error is not None
-        assert len(report.error) <= ERROR_MAX_CHARS
-        assert "\n" not in report.error
-        for part in expect.get("error", []):
-            assert part in report.error, report.error
-        return
-    assert report.error is None
-    for key, value in expect.get("server", {}).items():
-        assert report.server is not None
-        assert report.server[key] == value
-    if "tools" in expect:
-        assert [tool["name"] for tool in report.tools] == expect["tools"]
-    if "prompts" in expect:
-        assert [prompt["name"] for prompt in report.prompts] == expect["prompts"]
-    if "resources" in expect:
-        assert [resource["uri"] for resource in report.resources] == expect["resources"]
-    if "observed" in expect:
-        observed = report.observed.to_json()
-        for category in expect.get("unordered", []):
-            observed[category] = sorted(observed[category], key=json.dumps)
-            expect["observed"][category] = sorted(expect["observed"][category], key=json.dumps)
-        assert observed == expect["observed"]
 
 
 @pytest.mark.parametrize("item", CORPUS)

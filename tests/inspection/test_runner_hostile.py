@@ -19,6 +19,7 @@ from marketplace.inspection import runner
 from marketplace.inspection.runner import sandbox_available
 from tests.inspection.runner_support import (
     Run,
+    assert_expected,
     fixture,
     inspect,
     processes,
@@ -76,7 +77,7 @@ async def test_hostile_server_ends_within_its_limit_and_leaves_nothing(
     item = fixture(name)
     run = await inspect(item, tmp_path)
     assert run.seconds < item.limits().seconds + MARGIN_SECONDS
-    assert run.report.status == "failed"
+    assert_expected(run.report, item.expect)
     assert run.report.error is not None
     assert run.report.error.startswith(reason), run.report.error
     assert wait_for_no_leftovers(run) == []
@@ -199,8 +200,8 @@ async def test_without_the_network_namespace_the_attack_would_reach_the_host(
     assert _connections(listener) >= 1
 
 
-async def test_killing_the_supervisor_takes_the_sandbox_with_it(tmp_path: Path) -> None:
-    """PR_SET_PDEATHSIG on strace and bwrap's --die-with-parent: nothing outlives it."""
+async def _signal_supervisor(tmp_path: Path, signum: int) -> Run:
+    """Run hostile-sleep and send its supervisor `signum` once the server has started."""
     item = fixture("hostile-sleep")
     marker = uuid.uuid4().hex
     runs: list[Run] = []
@@ -218,9 +219,23 @@ async def test_killing_the_supervisor_takes_the_sandbox_with_it(tmp_path: Path) 
                 if sandboxed and supervisors:
                     break
                 await anyio.sleep(0.05)
-        os.kill(int(supervisors[0].split(":")[0]), signal.SIGKILL)
+        await anyio.sleep(0.3)  # its look-up is done
+        os.kill(int(supervisors[0].split(":")[0]), signum)
     [run] = runs
-    assert run.report.status == "failed"
-    assert run.report.error == "the inspection supervisor gave no result"
     assert run.seconds < item.limits().seconds
     assert wait_for_no_leftovers(run) == []
+    return run
+
+
+async def test_killing_the_supervisor_takes_the_sandbox_with_it(tmp_path: Path) -> None:
+    """PR_SET_PDEATHSIG on strace and bwrap's --die-with-parent: nothing outlives it."""
+    run = await _signal_supervisor(tmp_path, signal.SIGKILL)
+    assert run.report.status == "failed"
+    assert run.report.error == "the inspection supervisor gave no result"
+
+
+async def test_a_terminated_supervisor_still_reports_what_it_saw(tmp_path: Path) -> None:
+    run = await _signal_supervisor(tmp_path, signal.SIGTERM)
+    assert run.report.status == "failed"
+    assert run.report.error == "stopped: the inspection was terminated"
+    assert run.report.observed.network == [{"host": "sleeper.example.com", "port": None}]

@@ -22,6 +22,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -84,7 +85,10 @@ OPEN_FILES = 1024
 STRACE_STRING_BYTES = 512
 CHECK_SECONDS = 15.0
 
-_availability: dict[tuple[str, str | None], str | None] = {}
+# A failed check is tried again after this long (a host being fixed, a load spike).
+RECHECK_SECONDS = 60.0
+
+_availability: dict[tuple[str, str | None], tuple[str | None, float]] = {}
 
 
 class _PlanError(Exception):
@@ -106,12 +110,16 @@ def bwrap_path() -> Path | None:
 
 def sandbox_available() -> str | None:
     """None when this host can run inspections, else why not (one line). Tried once per
-    strace and bwrap path (a trial sandbox, about 50 ms), then remembered."""
+    strace and bwrap path (a trial sandbox, about 50 ms), then remembered (a failure for
+    RECHECK_SECONDS)."""
     bwrap = bwrap_path()
     key = (str(STRACE_PATH), str(bwrap) if bwrap is not None else None)
-    if key not in _availability:
-        _availability[key] = _check_sandbox(STRACE_PATH, bwrap)
-    return _availability[key]
+    known = _availability.get(key)
+    now = time.monotonic()
+    if known is None or (known[0] is not None and now - known[1] > RECHECK_SECONDS):
+        known = (_check_sandbox(STRACE_PATH, bwrap), now)
+        _availability[key] = known
+    return known[0]
 
 
 def _sandbox_identity() -> tuple[int, int] | None:
@@ -308,10 +316,10 @@ def _share_package(package_dir: Path, workdir: Path) -> None:
             path = os.path.join(root, name)
             if os.path.islink(path):
                 continue
-            mode = stat.S_IMODE(os.lstat(path).st_mode)
-            wanted = mode | 0o444 | (0o111 if stat.S_ISDIR(os.lstat(path).st_mode) else 0)
-            if mode & 0o100:
-                wanted |= 0o111
+            info = os.lstat(path)
+            mode = stat.S_IMODE(info.st_mode)
+            # Read for all; search (folders) and execute (where the owner may) too.
+            wanted = mode | 0o444 | (0o111 if stat.S_ISDIR(info.st_mode) or mode & 0o100 else 0)
             if wanted != mode:
                 os.chmod(path, wanted)
     package_dir.chmod(stat.S_IMODE(package_dir.stat().st_mode) | 0o555)
@@ -482,6 +490,8 @@ def _failure(
     stopped = outcome.get("stoppedBy")
     if outcome.get("spawnError"):
         return error_line(f"the sandbox could not start: {outcome['spawnError']}", stderr)
+    if stopped == "sigterm":
+        return error_line("stopped: the inspection was terminated", stderr)
     if stopped == "flood":
         return error_line(
             f"stopped: the server wrote more than {limits.output_bytes} bytes of output", stderr

@@ -252,7 +252,9 @@ class Supervisor:
         while True:
             now = time.monotonic()
             if self.terminated:
+                # The client gives up on us soon after SIGTERM: stop, and let _reap finish.
                 self._stop("sigterm")
+                return
             if now >= self.deadline:
                 self._stop("deadline")
             if child.poll() is not None:
