@@ -114,6 +114,7 @@ def test_tarball_is_downloaded_verified_unpacked_registered_and_reported(
         ("GET", DOWNLOAD),
         ("GET", KEYS),
         ("GET", BLOB_PATH),
+        ("GET", "/api/v1/plugins/capabilities/demo-plugin/1.0.0"),
         ("POST", REPORT),
     ]
     blob_request = fake.requests[2]
@@ -167,7 +168,8 @@ def test_config_only_writes_the_manifest(tmp_path: Path, fake: FakeApi, invoke: 
         "type": "sse",
         "url": "https://m.test/sse",
     }
-    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), ("POST", REPORT)]
+    capabilities = ("GET", "/api/v1/plugins/capabilities/demo-plugin/1.0.0")
+    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), capabilities, ("POST", REPORT)]
 
 
 @pytest.mark.parametrize(
