@@ -143,17 +143,10 @@ def _check_sandbox(strace: Path, bwrap: Path | None) -> str | None:
     true = shutil.which("true", path=SANDBOX_PATH)
     if true is None:
         return "sandbox unavailable: no `true` program to try the sandbox with"
-    argv = [
-        str(strace),
-        "-f",
-        "-qq",
-        "--seccomp-bpf",
-        "-e",
-        "trace=execve",
-        "-o",
-        "/dev/null",
-        *_bwrap_argv(bwrap, env={"PATH": SANDBOX_PATH}, command=[true]),
-    ]
+    # The options of a real run: an older strace may lack one of them.
+    argv = _strace_argv(strace, Path("/dev/null")) + _bwrap_argv(
+        bwrap, env={"PATH": SANDBOX_PATH}, command=[true]
+    )
     try:
         done = subprocess.run(  # noqa: S603 - fixed argv
             argv,
@@ -217,7 +210,7 @@ def _bwrap_argv(
             argv += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
     size = str(tmpfs_bytes)
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]  # noqa: S108 - the sandbox's
+    argv += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]  # noqa: S108 - its own
     argv += ["--size", size, "--perms", "1777", "--tmpfs", TMP_DIR]
     argv += ["--size", size, "--perms", "0700", "--tmpfs", HOME_DIR]
     if package_dir is not None:

@@ -38,7 +38,7 @@ READ_CHUNK = 65536
 # How much of the server's stdout may wait for the client before the relay stops reading.
 PENDING_BYTES = 1024 * 1024
 # After the sandbox is stopped: time for strace to write its last lines and exit, then for
-# the pipes to drain. Well inside the MCP SDK's 2 s grace before it sends SIGTERM.
+# the pipes to drain. Milliseconds in practice; the bounds are for a strace that hangs.
 STOP_GRACE_SECONDS = 1.0
 DRAIN_SECONDS = 1.5
 PR_SET_PDEATHSIG = 1
@@ -205,13 +205,17 @@ class Supervisor:
     def _start(self) -> None:
         spec = self.spec
         fifo = Path(spec.trace_fifo)
-        os.mkfifo(fifo, 0o600)
-        if spec.uid is not None and spec.gid is not None:
-            os.chown(fifo, spec.uid, spec.gid)
-        # Our own write end keeps the FIFO from reading as ended before strace opens it.
-        self.trace_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        self.open_fds.add(self.trace_fd)
-        self.trace_keep = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.mkfifo(fifo, 0o600)
+            if spec.uid is not None and spec.gid is not None:
+                os.chown(fifo, spec.uid, spec.gid)
+            # Our own write end keeps the FIFO from reading as ended before strace opens it.
+            self.trace_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            self.open_fds.add(self.trace_fd)
+            self.trace_keep = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            self.outcome.spawn_error = f"no trace FIFO: {exc}"
+            return
         identity: dict[str, Any] = {}
         if spec.uid is not None:
             identity = {"user": spec.uid, "group": spec.gid, "extra_groups": []}

@@ -59,6 +59,9 @@ TRACED_SYSCALLS = (
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_PIDS = 4096
+# Calls left unfinished by a process that never resumes them (killed) must not pile up.
+MAX_PENDING = 1024
+MAX_PENDING_BYTES = 16 * 1024
 MAX_SOCKETS = 4096
 MAX_SYMLINKS = 1024
 MAX_PATH_CHARS = 4096
@@ -414,13 +417,15 @@ class TraceObserver:
         if rest.startswith(("+++", "---")):
             return
         if rest.endswith(_UNFINISHED):
-            self._pending[pid] = rest[: -len(_UNFINISHED)]
+            head = rest[: -len(_UNFINISHED)]
+            if len(head) <= MAX_PENDING_BYTES:
+                self._pending[pid] = head
             if rest.startswith(("clone", "fork", "vfork")):
                 self._pending_clones[pid] = None
                 self._pending_clones.move_to_end(pid)
-                while len(self._pending_clones) > MAX_PIDS:
+                while len(self._pending_clones) > MAX_PENDING:
                     self._pending_clones.popitem(last=False)
-            if len(self._pending) > MAX_PIDS:
+            while len(self._pending) > MAX_PENDING:
                 self._pending.pop(next(iter(self._pending)))
             return
         resumed = _RESUMED.match(rest)
