@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets clean
+.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets bench-inspect clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -108,6 +108,11 @@ bench-browse: $(STAMP)
 # (cached in ~/.cache/marketplace-bench/npm).
 bench-secrets: $(STAMP)
 	$(BIN)/python bench/bench_secrets.py
+
+# Time per inspection in the sandbox against the same servers run plainly, and upload
+# latency with inspection on and off (needs strace: `make tracer`).
+bench-inspect: $(STAMP) tracer
+	$(BIN)/python bench/inspect.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
