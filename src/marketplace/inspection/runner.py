@@ -143,19 +143,20 @@ def _check_sandbox(strace: Path, bwrap: Path | None) -> str | None:
     true = shutil.which("true", path=SANDBOX_PATH)
     if true is None:
         return "sandbox unavailable: no `true` program to try the sandbox with"
-    # The options of a real run: an older strace may lack one of them.
-    argv = _strace_argv(strace, Path("/dev/null")) + _bwrap_argv(
+    # The options of a real run (an older strace may lack one), through the supervisor,
+    # which reaps the bwrap process that a sandbox ending by itself leaves behind.
+    sandbox = _strace_argv(strace, Path("/dev/null")) + _bwrap_argv(
         bwrap, env={"PATH": SANDBOX_PATH}, command=[true]
     )
+    user = str(identity[0]) if identity is not None else "-"
     try:
         done = subprocess.run(  # noqa: S603 - fixed argv
-            argv,
+            [*_supervisor_command(), "--trial", user, *sandbox],
             capture_output=True,
             timeout=CHECK_SECONDS,
-            env={"PATH": SANDBOX_PATH},
+            env={"PATH": SANDBOX_PATH, "PYTHONPATH": _source_root()},
             cwd="/",
             check=False,
-            **_popen_identity(identity),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"sandbox unavailable: {type(exc).__name__}: {exc}"
@@ -165,10 +166,13 @@ def _check_sandbox(strace: Path, bwrap: Path | None) -> str | None:
     return None
 
 
-def _popen_identity(identity: tuple[int, int] | None) -> dict[str, Any]:
-    if identity is None:
-        return {}
-    return {"user": identity[0], "group": identity[1], "extra_groups": []}
+def _supervisor_command() -> list[str]:
+    return [sys.executable, "-m", "marketplace.inspection.supervisor"]
+
+
+def _source_root() -> str:
+    """Where `marketplace` is imported from, for the supervisor's PYTHONPATH."""
+    return str(Path(marketplace.__file__).resolve().parent.parent)
 
 
 # -- the sandbox ---------------------------------------------------------------------------
@@ -410,11 +414,11 @@ def _plan(target: Target, limits: Limits, workdir: Path) -> _Plan:
     )
     spec_path = workdir / "supervisor.json"
     spec.write(spec_path)
-    source_root = Path(marketplace.__file__).resolve().parent.parent
+    command, *args = _supervisor_command()
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "marketplace.inspection.supervisor", str(spec_path)],
-        env={"PYTHONPATH": str(source_root)},
+        command=command,
+        args=[*args, str(spec_path)],
+        env={"PYTHONPATH": _source_root()},
         cwd=str(workdir),
     )
     return _Plan(params=params, result_path=result_path, log_path=workdir / "supervisor.log")

@@ -42,6 +42,8 @@ PENDING_BYTES = 1024 * 1024
 STOP_GRACE_SECONDS = 1.0
 DRAIN_SECONDS = 1.5
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+ORPHAN_REAP_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,20 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _reap_orphans() -> None:
+    """Reap what was reparented to us (strace is already reaped: anything left is not)."""
+    deadline = time.monotonic() + ORPHAN_REAP_SECONDS
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no child left
+        if pid == 0:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+
 class Supervisor:
     def __init__(self, spec: SupervisorSpec) -> None:
         self.spec = spec
@@ -163,6 +179,9 @@ class Supervisor:
     # -- life cycle ------------------------------------------------------------------------
 
     def run(self) -> int:
+        # bwrap's PID 1 can outlive the outer bwrap for a moment: it is then ours to reap,
+        # not left a zombie of an init that may never reap (a service running as PID 1).
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
         wake_read, wake_write = os.pipe()
         os.set_blocking(wake_write, False)
         signal.set_wakeup_fd(wake_write)
@@ -192,6 +211,7 @@ class Supervisor:
             child.wait()
         if self.outcome.exit_code is None:
             self.outcome.exit_code = child.returncode
+        _reap_orphans()
         # What strace wrote before it ended is still in the FIFO.
         if self.trace_keep is not None:
             os.close(self.trace_keep)
@@ -308,12 +328,15 @@ class Supervisor:
         self._close(0)
 
     def _stop_sandbox(self) -> None:
-        """Kill bwrap (its PID namespace dies with it); strace then writes its last lines
-        and exits by itself. Killed with it, strace would lose what it still buffers."""
+        """Kill the sandbox's PID 1 (bwrap's second process: the namespace dies with it),
+        else bwrap itself. The outer bwrap then reaps it and exits, and strace writes its
+        last lines and exits by itself: nothing is orphaned, nothing lost from the trace
+        (killed with the rest, strace would lose what it still buffers)."""
         child = self.child
         if child is None or child.poll() is not None:
             return
-        targets = _children(child.pid)
+        outer = _children(child.pid)
+        targets = [inner for pid in outer for inner in _children(pid)] or outer
         for pid in targets:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
@@ -440,9 +463,29 @@ class Supervisor:
         partial.replace(path)
 
 
+def trial(argv: list[str], uid: int | None) -> int:
+    """Run the availability check's sandbox (`argv`) as `uid`, and reap what it orphans."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+    identity: dict[str, Any] = {}
+    if uid is not None:
+        identity = {"user": uid, "group": uid, "extra_groups": []}
+    try:
+        done = subprocess.run(argv, check=False, cwd="/", **identity)  # noqa: S603 - the runner's
+    except OSError as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    _reap_orphans()
+    return done.returncode
+
+
+USAGE = "usage: python -m marketplace.inspection.supervisor <spec.json> | --trial <uid|-> <argv>"
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) > 3 and argv[1] == "--trial":
+        return trial(argv[3:], None if argv[2] == "-" else int(argv[2]))
     if len(argv) != 2:
-        print("usage: python -m marketplace.inspection.supervisor <spec.json>", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     return Supervisor(SupervisorSpec.read(Path(argv[1]))).run()
 
