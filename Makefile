@@ -112,7 +112,7 @@ bench-secrets: $(STAMP)
 # Time per inspection in the sandbox against the same servers run plainly, and upload
 # latency with inspection on and off (needs strace: `make tracer`).
 bench-inspect: $(STAMP) tracer
-	$(BIN)/python bench/inspect.py
+	$(BIN)/python bench/bench_inspect.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

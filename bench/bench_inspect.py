@@ -34,9 +34,9 @@ inspection costs an upload. Two parts, each against a baseline measured in the s
 Saves the figures as JSON in bench/results/ (ignored by git). There is no target: the
 figures are for docs/performance.md.
 
-    make bench-inspect                       # or: .venv/bin/python bench/inspect.py
-    python bench/inspect.py --rounds 1 --uploads 5     # a quicker look
-    python bench/inspect.py --interval 0               # uploads back to back
+    make bench-inspect                       # or: .venv/bin/python bench/bench_inspect.py
+    python bench/bench_inspect.py --rounds 1 --uploads 5     # a quicker look
+    python bench/bench_inspect.py --interval 0               # uploads back to back
 
 Exit status: 0 when the run completed, 2 when it failed (the sandbox is unavailable, an
 inspection did not end `done`, a server did not start), 130 on Ctrl-C.
@@ -44,44 +44,36 @@ inspection did not end `done`, a server did not start), 130 on Ctrl-C.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import json
 import os
+import shutil
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
-# This file is named like the standard library's `inspect`, and Python puts the script's
-# folder first on sys.path: asyncio, dataclasses and pydantic would import this file as
-# `inspect`. Its folder goes last instead (still there for `common` and `mix`), before any
-# other import.
-_HERE = os.path.dirname(os.path.realpath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE] + [_HERE]
+import anyio
+import httpx
+from common import REPO, RESULTS, cli, free_port, machine, running
+from mcp import StdioServerParameters
+from mix import percentile
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from dataclasses import asdict, dataclass, field  # noqa: E402
-from datetime import UTC, datetime  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import anyio  # noqa: E402
-import httpx  # noqa: E402
-from common import REPO, RESULTS, cli, free_port, machine, running  # noqa: E402
-from mcp import StdioServerParameters  # noqa: E402
-from mix import percentile  # noqa: E402
-
-from marketplace.inspection.probe import ProbeError, probe  # noqa: E402
-from marketplace.inspection.report import (  # noqa: E402
+from marketplace.inspection.probe import ProbeError, probe
+from marketplace.inspection.report import (
     PLACEHOLDER_VALUE,
     SANDBOX_PATH,
     Limits,
     Target,
 )
-from marketplace.inspection.runner import run_inspection, sandbox_available  # noqa: E402
-from marketplace_client.registry import server_entry  # noqa: E402
+from marketplace.inspection.runner import run_inspection, sandbox_available
+from marketplace_client.registry import server_entry
 
 FIXTURES = REPO / "tests" / "inspection" / "fixtures"
 SHARED = FIXTURES / "_shared"
