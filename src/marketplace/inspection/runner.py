@@ -110,7 +110,7 @@ def bwrap_path() -> Path | None:
 
 def sandbox_available() -> str | None:
     """None when this host can run inspections, else why not (one line). Tried once per
-    strace and bwrap path (a trial sandbox, about 50 ms), then remembered (a failure for
+    strace and bwrap path (a trial sandbox, about 0.1 s), then remembered (a failure for
     RECHECK_SECONDS)."""
     bwrap = bwrap_path()
     key = (str(STRACE_PATH), str(bwrap) if bwrap is not None else None)
