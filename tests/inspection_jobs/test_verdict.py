@@ -7,6 +7,7 @@ tests/inspection; here the question is what the service does with a report.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,11 @@ async def test_a_stdio_server_is_queued_and_enqueued_on_commit(
         "processes": [],
         "sensitiveReads": [],
     }
+    # Enqueued off the event loop once the transaction commits.
+    for _ in range(100):
+        if app.state.inspection_queue.pending() == before + 1:
+            break
+        await asyncio.sleep(0.05)
     assert app.state.inspection_queue.pending() == before + 1
 
 
@@ -371,3 +377,39 @@ async def test_metrics_show_depth_and_outcomes(
     assert 'marketplace_inspections_finished{outcome="done"} 1.0' in text
     assert "marketplace_inspection_duration_seconds_count 1.0" in text
     assert queued["inspection"]["status"] == "queued"
+
+
+async def test_many_changes_stay_within_the_findings_caps(
+    client: httpx.AsyncClient, settings: Settings, setup: tuple[Account, Account, dict[str, Any]]
+) -> None:
+    dev, admin, plugin = setup
+    ok(await review_plugin(client, admin, plugin["id"], approved=True))
+    first = await new_version(client, dev, plugin, "1.0.0")
+    many = [{**TOOL, "name": f"t{i}" + "x" * 400, "fingerprint": f"{i:064x}"} for i in range(256)]
+    await run_job(settings, first["id"], FakeRunner(benign(*many)))
+    ok(await review_version(client, admin, first["id"], approved=True))
+    second = await new_version(client, dev, plugin, "1.1.0")
+    changed = [{**tool, "description": "y" * 2000, "fingerprint": "f" * 64} for tool in many]
+    await run_job(settings, second["id"], FakeRunner(benign(*changed)))
+    findings = (await version_of(client, admin, plugin["id"], "1.1.0"))["findings"]
+    assert len(findings) == 200
+    assert findings[-1]["code"] == "findings-more"
+    assert max(len(f["message"]) for f in findings) <= 500
+    assert max(len(f["path"]) for f in findings) <= 300
+
+
+async def test_a_takedown_reason_stays_within_the_revocation_bound(
+    client: httpx.AsyncClient, settings: Settings, setup: tuple[Account, Account, dict[str, Any]]
+) -> None:
+    dev, admin, plugin = setup
+    ok(await review_plugin(client, admin, plugin["id"], approved=True))
+    version = await new_version(client, dev, plugin, "1.0.0")
+    report = benign()
+    hosts = [f"host-{i}-{'z' * 40}.example.net" for i in range(60)]
+    report.observed = Observed(network=[{"host": h, "port": 443} for h in hosts])
+    ok(await review_version(client, admin, version["id"], approved=True))
+    await run_job(settings, version["id"], FakeRunner(report))
+    shown = await version_of(client, admin, plugin["id"], "1.0.0")
+    assert shown["reviewStatus"] == "taken_down"
+    [item] = (await verified_list(client))["items"]
+    assert 1 <= len(item["reason"]) <= 2000

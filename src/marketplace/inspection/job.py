@@ -32,6 +32,15 @@ log = structlog.get_logger(__name__)
 Runner = Callable[[Target, Limits, Path], Awaitable[RunReport]]
 
 
+def db_timeouts(settings: Settings) -> DbTimeouts:
+    """Every wait on the database bounded, as in the API (DESIGN invariant 9)."""
+    return DbTimeouts(
+        connect=settings.db_connect_timeout_seconds,
+        statement=settings.db_statement_timeout_seconds,
+        pool=settings.db_pool_timeout_seconds,
+    )
+
+
 def limits_of(settings: Settings) -> Limits:
     return Limits(
         seconds=settings.inspection_seconds,
@@ -90,15 +99,7 @@ async def run_job(settings: Settings, version_id: str, runner: Runner | None = N
         from marketplace.inspection.runner import run_inspection
 
         runner = run_inspection
-    engine = make_engine(
-        settings.database_url,
-        pool_size=2,
-        timeouts=DbTimeouts(
-            connect=settings.db_connect_timeout_seconds,
-            statement=settings.db_statement_timeout_seconds,
-            pool=settings.db_pool_timeout_seconds,
-        ),
-    )
+    engine = make_engine(settings.database_url, pool_size=2, timeouts=db_timeouts(settings))
     sessions = make_sessionmaker(engine, write=True)
     store = make_blob_store(settings)
     try:

@@ -9,10 +9,11 @@ whose lease token is no longer the row's writes nothing (DESIGN invariant 12).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event, select, update
+from sqlalchemy import Select, event, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
@@ -54,9 +55,19 @@ def attach(session: AsyncSession, version: PluginVersion, *, inspect: bool) -> N
 def _enqueue_after_commit(session: Session) -> None:
     ids = session.info.pop(_TO_ENQUEUE, None)
     enqueue = session.info.get(ENQUEUE)
-    if ids and enqueue is not None:
-        for version_id in ids:
-            enqueue(version_id)  # never raises: a version it misses waits for the sweep
+    if not ids or enqueue is None:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # a synchronous caller (scripts): enqueue here
+        loop = None
+    for version_id in ids:
+        # Never raises: a version it misses waits for the sweep. Off the event loop: the
+        # queue's storage (a SQLite file, Redis) may take a moment.
+        if loop is None:
+            enqueue(version_id)
+        else:
+            loop.run_in_executor(None, enqueue, version_id)
 
 
 def _forget(session: Session, *_args: Any) -> None:
@@ -102,15 +113,34 @@ async def claim(
 async def holds(session: AsyncSession, version_id: str, token: str) -> PluginInspection | None:
     """The row, locked in the caller's transaction, if `token` still holds its claim."""
     row = await session.scalar(
-        select(PluginInspection)
-        .where(
-            PluginInspection.version_id == version_id,
-            PluginInspection.status == InspectionStatus.RUNNING.value,
-            PluginInspection.lease_token == token,
+        _locked(
+            select(PluginInspection).where(
+                PluginInspection.version_id == version_id,
+                PluginInspection.status == InspectionStatus.RUNNING.value,
+                PluginInspection.lease_token == token,
+            )
         )
-        .with_for_update()
     )
     return row
+
+
+async def expired(session: AsyncSession, version_id: str) -> PluginInspection | None:
+    """The row, locked, if it is running under a lease that ran out (its worker died)."""
+    row = await session.scalar(
+        _locked(
+            select(PluginInspection).where(
+                PluginInspection.version_id == version_id,
+                PluginInspection.status == InspectionStatus.RUNNING.value,
+                PluginInspection.lease_until < utcnow(),
+            )
+        )
+    )
+    return row
+
+
+def _locked(query: Select[PluginInspection]) -> Select[PluginInspection]:
+    # Refreshed: the version's selectin load may hold the row with pre-lock values.
+    return query.with_for_update().execution_options(populate_existing=True)
 
 
 async def stale(
@@ -123,7 +153,7 @@ async def stale(
     the claim lets one through."""
     now: datetime = utcnow()
     row = PluginInspection
-    async with sessions() as session:
+    async with sessions.begin() as session:
         expired = (row.status == InspectionStatus.RUNNING.value) & (row.lease_until < now)
         retry = await session.scalars(
             select(row.version_id)
@@ -136,7 +166,15 @@ async def stale(
             )
             .limit(1000)
         )
+        retried = list(retry)
         exhausted = await session.scalars(
             select(row.version_id).where(expired & (row.attempts >= MAX_ATTEMPTS)).limit(1000)
         )
-        return list(retry), list(exhausted)
+        # Re-enqueued queued rows count as queued now: a long backlog is not enqueued again
+        # on every pass of every inspector.
+        await session.execute(
+            update(row)
+            .where(row.version_id.in_(retried), row.status == InspectionStatus.QUEUED.value)
+            .values(queued_at=now)
+        )
+        return retried, list(exhausted)

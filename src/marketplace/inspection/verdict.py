@@ -11,10 +11,11 @@ lists one twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from marketplace.errors import VersionNotFound
 from marketplace.inspection import judgement, ledger
 from marketplace.inspection.report import RunReport
 from marketplace.kit.dbtypes import utcnow
@@ -26,9 +27,10 @@ from marketplace.publishing import review
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored
-from marketplace.publishing.lookup import lock_item
-from marketplace.publishing.takedown import take_down_version
-from marketplace_rules.findings import Code, Finding
+from marketplace.publishing.lookup import lock_item, locked_version_with_item
+from marketplace.publishing.takedown import REASON_MAX_CHARS, take_down_version
+from marketplace_rules.findings import Code, Finding, Severity
+from marketplace_rules.review import finalize
 
 INSPECTION_CODES = frozenset(
     {
@@ -86,8 +88,13 @@ async def _apply(
 
 async def _record(session: AsyncSession, version: PluginVersion, findings: list[Finding]) -> None:
     """Keep the findings with the version; an error moves it (module doc)."""
-    kept = [f for f in version.findings if f.get("code") not in INSPECTION_CODES]
-    version.findings = kept + as_stored(findings)
+    kept = [
+        Finding(Code(f["code"]), cast(Severity, f["severity"]), f["path"], f["message"])
+        for f in version.findings
+        if f.get("code") not in INSPECTION_CODES
+    ]
+    # Within the caps every version's findings keep (count, message and path lengths).
+    version.findings = as_stored(finalize([*kept, *findings]))
     await session.flush()
     errors = [note_line(finding) for finding in findings if finding.severity == "error"]
     if not errors:
@@ -96,9 +103,11 @@ async def _record(session: AsyncSession, version: PluginVersion, findings: list[
     if version.review_status == ReviewStatus.PENDING:
         await review.auto_reject(session, PLUGINS, plugin, version, errors)
     elif version.review_status == ReviewStatus.APPROVED:
-        reason = review.auto_rejection_note(errors).replace(
+        note = review.auto_rejection_note(errors).replace(
             "Automatic validation failed:", "Inspection found undeclared capabilities:", 1
         )
+        # The revocation list's reason has CONTRACT 11's bound.
+        reason = note if len(note) <= REASON_MAX_CHARS else note[: REASON_MAX_CHARS - 1] + "…"
         await take_down_version(
             session,
             PLUGINS,
@@ -115,10 +124,9 @@ async def finish(
 ) -> bool:
     """Keep the attempt's report if its claim still holds; False if it was lost."""
     async with sessions.begin() as session:
-        version = await session.get(PluginVersion, version_id)
+        version = await _locked_version(session, version_id)
         if version is None:
             return False  # deleted meanwhile (the row went with it)
-        await lock_item(session, PLUGINS, version.plugin_id)  # item first: the one lock order
         row = await ledger.holds(session, version_id, token)
         if row is None:
             return False
@@ -126,18 +134,25 @@ async def finish(
         return True
 
 
+async def _locked_version(session: AsyncSession, version_id: str) -> PluginVersion | None:
+    """The version, read again after its plugin's lock (item first: the one lock order), so
+    a review that committed meanwhile is what the verdict sees (PostgreSQL; SQLite's write
+    transactions are serial anyway)."""
+    try:
+        return (await locked_version_with_item(session, PLUGINS, version_id))[1]
+    except VersionNotFound:
+        return None
+
+
 async def give_up(sessions: async_sessionmaker[AsyncSession], version_id: str) -> None:
     """Attempts ran out (every worker was killed): the inspection failed."""
     async with sessions.begin() as session:
-        version = await session.get(PluginVersion, version_id)
+        version = await _locked_version(session, version_id)
         if version is None:
             return
-        await lock_item(session, PLUGINS, version.plugin_id)
-        row = version.inspection
-        if row is None or row.status != InspectionStatus.RUNNING.value:
-            return
-        if row.lease_until is not None and row.lease_until > utcnow():
-            return  # a live attempt after all
+        row = await ledger.expired(session, version_id)
+        if row is None:
+            return  # finished, or a live attempt after all
         report = RunReport(
             status="failed",
             error=f"the inspection was interrupted {row.attempts} times and was given up",

@@ -17,6 +17,7 @@ import structlog
 from marketplace.config import Settings
 from marketplace.db import make_engine, make_sessionmaker
 from marketplace.inspection import job, ledger, verdict
+from marketplace.inspection.job import db_timeouts
 from marketplace.inspection.queue import InspectionQueue
 
 log = structlog.get_logger(__name__)
@@ -31,7 +32,7 @@ def make_queue(settings: Settings) -> InspectionQueue:
 
 async def sweep_once(settings: Settings, queue: InspectionQueue) -> tuple[int, int]:
     """One look for lost jobs: (enqueued again, given up)."""
-    engine = make_engine(settings.database_url, pool_size=1)
+    engine = make_engine(settings.database_url, pool_size=1, timeouts=db_timeouts(settings))
     try:
         sessions = make_sessionmaker(engine, write=True)
         # A job queued this long ago and never claimed lost its enqueue (or waits behind
