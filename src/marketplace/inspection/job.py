@@ -54,11 +54,17 @@ def lease_of(settings: Settings) -> timedelta:
 
 
 def protected_paths(settings: Settings) -> tuple[Path, ...]:
-    """The service's own paths: reading them is reported (the sandbox binds none of them)."""
+    """The service's own paths (data folder, keys, a SQLite database, local blobs): the
+    sandbox hides them and reports reading them."""
     paths = [settings.data_dir.resolve()]
     if settings.signing_keys_file is not None:
         paths.append(settings.signing_keys_file.resolve())
-    return tuple(paths)
+    database = settings.database_url
+    if database.startswith("sqlite") and ":///" in database:
+        paths.append(Path(database.split(":///", 1)[1].split("?", 1)[0]).resolve())
+    if settings.storage_url.startswith("file://"):
+        paths.append(Path(settings.storage_url.removeprefix("file://").split("?", 1)[0]).resolve())
+    return tuple(dict.fromkeys(paths))
 
 
 def required_config_keys(manifest: dict[str, object]) -> tuple[str, ...]:

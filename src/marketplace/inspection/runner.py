@@ -220,6 +220,7 @@ def _bwrap_argv(
     etc_dir: Path | None = None,
     package_dir: Path | None = None,
     tmpfs_bytes: int = TMPFS_MAX_BYTES,
+    hidden: tuple[Path, ...] = (),
 ) -> list[str]:
     argv = [
         str(bwrap),
@@ -246,6 +247,16 @@ def _bwrap_argv(
     if etc_dir is not None:
         for name in GENERATED_ETC:
             argv += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
+    # The service's own paths (data folder, database, blobs, keys) are bound by nothing
+    # above unless they live under a system folder (a service run from /usr/src/app):
+    # then they are covered with an empty folder or file.
+    for path in hidden:
+        if not _under_binds(path):
+            continue
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        elif path.exists():
+            argv += ["--ro-bind", "/dev/null", str(path)]
     size = str(tmpfs_bytes)
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]  # noqa: S108 - its own
@@ -258,6 +269,13 @@ def _bwrap_argv(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return [*argv, "--", *command]
+
+
+def _under_binds(path: Path) -> bool:
+    bound = ["/usr", *(f for f in SYSTEM_DIRS if os.path.isdir(f) and not os.path.islink(f))]
+    bound += [f"/etc/{name}" for name in ETC_BINDS]
+    text = str(path)
+    return any(text == root or text.startswith(root + "/") for root in bound)
 
 
 def _strace_argv(strace: Path, fifo: Path) -> list[str]:
@@ -418,6 +436,7 @@ def _plan(target: Target, limits: Limits, workdir: Path) -> _Plan:
         etc_dir=etc_dir,
         package_dir=package_dir,
         tmpfs_bytes=tmpfs_bytes,
+        hidden=tuple(path.resolve() for path in target.protected_paths),
     )
     view = SandboxView(
         plugin_dir=PLUGIN_DIR,
