@@ -37,7 +37,7 @@ import httpx
 from marketplace_client.api import ApiClient, expect_object
 from marketplace_client.context import Runtime
 from marketplace_client.errors import CliError
-from marketplace_rules.changes import covers
+from marketplace_rules.grants import granted_by_any
 from marketplace_rules.text import display
 
 PATH = "/api/v1/plugins/capabilities"
@@ -423,9 +423,7 @@ def beyond(accepted: Accepted | None, capabilities: Capabilities) -> Beyond:
     changed = _changed("tool", capabilities.tools, record.tools, record.tool_descriptions)
     prompts = _changed("prompt", capabilities.prompts, record.prompts, record.prompt_descriptions)
     permissions = tuple(
-        p
-        for p in capabilities.permissions
-        if not any(covers(granted, p) for granted in record.permissions)
+        p for p in capabilities.permissions if not granted_by_any(record.permissions, p)
     )
     return Beyond(accepted is None, added, changed, prompts, permissions)
 

@@ -3,8 +3,9 @@ observations need that the manifest does not declare, and the findings against t
 approved version's inspection.
 
 Permissions: `network:<host>` (an address or a looked-up name), `fs.write`, `process.spawn`,
-`secrets.read`. A declared permission covers an observed one as in findings.md
-(`marketplace_rules.changes.covers`: `network:*` covers every host).
+`secrets.read`. A declared permission covers an observed one by `marketplace_rules.grants`
+(hosts matched as host names: `network:*.example.com` covers `a.b.example.com`, not
+`example.com.evil.net`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from marketplace_rules.changes import covers, permissions_of
+from marketplace_rules.changes import permissions_of
 from marketplace_rules.findings import Code, Finding
+from marketplace_rules.grants import granted_by_any
 
 FS_WRITE = "fs.write"
 PROCESS_SPAWN = "process.spawn"
@@ -46,7 +48,7 @@ def undeclared(observed: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict
     return {
         permission: seen
         for permission, seen in needed(observed).items()
-        if not any(covers(grant, permission) for grant in declared)
+        if not granted_by_any(declared, permission)
     }
 
 
