@@ -293,6 +293,10 @@ def _strace_argv(strace: Path, fifo: Path) -> list[str]:
         "--decode-pids=pidns",
         "-e",
         "signal=none",
+        # A program's arguments are not needed (only its path), and printed they make a
+        # line long enough to be dropped: a long argv must not hide a program.
+        "-e",
+        "verbose=!execve,execveat",
         "-e",
         f"trace={syscalls}",
         "-o",

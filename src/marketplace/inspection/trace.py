@@ -328,10 +328,15 @@ class _ExecGroup:
 class _Category:
     cap: int
     items: dict[str, Any] = field(default_factory=dict)
+    dropped: bool = False  # more distinct observations than the cap
 
     def add(self, key: str, value: Any) -> None:
-        if key not in self.items and len(self.items) < self.cap:
+        if key in self.items:
+            return
+        if len(self.items) < self.cap:
             self.items[key] = value
+        else:
+            self.dropped = True
 
     def values(self) -> list[Any]:
         return list(self.items.values())
@@ -358,6 +363,7 @@ class TraceObserver:
         self._command_programs: set[str] = set()
         self._canonical_cache: dict[str, str] = {}
         self._exec_slots: list[str] = []
+        self._listed: set[str] = set()  # paths that took a slot by a successful exec
         self._exec_groups: dict[int, _ExecGroup] = {}
         self.network = _Category(cap)
         self.files_written = _Category(cap)
@@ -394,8 +400,11 @@ class TraceObserver:
         for path in self._exec_slots:
             if path and self._canonical(path) not in self._command_programs:
                 processes.add(path, path)
+        # Hosts past the cap are unknown: they need `network:*`, which an entry for host `*`
+        # says, so a server cannot hide a connection behind many covered look-ups.
+        overflow = [{"host": "*", "port": None}] if self.network.dropped else []
         return {
-            "network": self.network.values(),
+            "network": self.network.values() + overflow,
             "filesWritten": self.files_written.values(),
             "processes": processes.values(),
             "sensitiveReads": self.sensitive_reads.values(),
@@ -531,8 +540,15 @@ class TraceObserver:
             self._exec_slots[group.slot] = path
             group.succeeded = ok
             return
+        # A program the command runs again, or one listed already, takes no slot: the slots
+        # cannot be filled with repeats to hide the next program.
+        if ok and (path in self._listed or self._canonical(path) in self._command_programs):
+            self._exec_groups.pop(pid, None)
+            return
         if len(self._exec_slots) >= 8 * self.cap:
             return
+        if ok:
+            self._listed.add(path)
         self._exec_slots.append(path)
         self._exec_groups[pid] = _ExecGroup(name=base, slot=len(self._exec_slots) - 1, succeeded=ok)
         if len(self._exec_groups) > MAX_PIDS:
