@@ -10,6 +10,7 @@ import signal
 import socket
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -205,13 +206,16 @@ async def _signal_supervisor(tmp_path: Path, signum: int) -> Run:
     item = fixture("hostile-sleep")
     marker = uuid.uuid4().hex
     runs: list[Run] = []
+    # Longer than the fixture's own limit: the signal ends the run, and on a loaded machine
+    # the sandbox may take seconds to start; the run's own deadline must not come first.
+    limits = replace(item.limits(), seconds=30)
 
     async def inspection() -> None:
-        runs.append(await inspect(item, tmp_path, marker=marker))
+        runs.append(await inspect(item, tmp_path, marker=marker, limits=limits))
 
     async with anyio.create_task_group() as group:
         group.start_soon(inspection)
-        with anyio.fail_after(item.limits().seconds):
+        with anyio.fail_after(limits.seconds):
             while True:
                 live = processes(marker, tmp_path / "work")
                 sandboxed = [line for line in live if "server.py" in line]
@@ -222,7 +226,7 @@ async def _signal_supervisor(tmp_path: Path, signum: int) -> Run:
         await anyio.sleep(0.3)  # its look-up is done
         os.kill(int(supervisors[0].split(":")[0]), signum)
     [run] = runs
-    assert run.seconds < item.limits().seconds
+    assert run.seconds < limits.seconds
     assert wait_for_no_leftovers(run) == []
     return run
 
