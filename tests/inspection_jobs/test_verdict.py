@@ -8,6 +8,7 @@ tests/inspection; here the question is what the service does with a report.
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from marketplace.config import Settings
 from marketplace.inspection import ledger, verdict
 from marketplace.inspection.job import run_job
 from marketplace.inspection.report import Limits, Observed, RunReport, Target
+from marketplace.inspection.verdict import REPORT_MAX_BYTES
 from marketplace.inspection.worker import sweep_once
 from marketplace.kit.dbtypes import utcnow
 from marketplace.models import AuditLog, PluginInspection, PluginVersion
@@ -413,3 +415,26 @@ async def test_a_takedown_reason_stays_within_the_revocation_bound(
     assert shown["reviewStatus"] == "taken_down"
     [item] = (await verified_list(client))["items"]
     assert 1 <= len(item["reason"]) <= 2000
+
+
+async def test_a_huge_listing_is_stored_within_the_report_budget(
+    client: httpx.AsyncClient,
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    setup: tuple[Account, Account, dict[str, Any]],
+) -> None:
+    dev, _admin, plugin = setup
+    version = await new_version(client, dev, plugin, "1.0.0")
+    schema = {"type": "object", "description": "s" * 60_000}
+    tools = [
+        {**TOOL, "name": f"t{i}", "inputSchema": schema, "description": "d" * 8000}
+        for i in range(256)
+    ]
+    await run_job(settings, version["id"], FakeRunner(benign(*tools)))
+    row = await inspection_row(sessionmaker, version["id"])
+    assert row is not None and row.report is not None
+    assert len(json.dumps(row.report).encode()) <= REPORT_MAX_BYTES
+    kept = row.report["tools"]
+    assert 0 < len(kept) < 256
+    assert kept[0]["inputSchema"] == {"x-marketplace-truncated": True}
+    assert kept[0]["fingerprint"] == TOOL["fingerprint"]

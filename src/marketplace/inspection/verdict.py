@@ -10,6 +10,7 @@ lists one twice.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -45,6 +46,29 @@ INSPECTION_CODES = frozenset(
 )
 
 
+# A report is loaded with its version: it stays small whatever the server lists.
+REPORT_MAX_BYTES = 1024 * 1024
+_LISTINGS = ("resources", "prompts", "tools")  # trimmed in this order
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _within_budget(stored: dict[str, Any]) -> dict[str, Any]:
+    """Over REPORT_MAX_BYTES: input schemas give way first (a marker stays, the
+    fingerprint still covers the schema sent), then the listings' last items."""
+    if _size(stored) <= REPORT_MAX_BYTES:
+        return stored
+    for tool in stored["tools"]:
+        if _size(tool.get("inputSchema")) > 1024:
+            tool["inputSchema"] = {"x-marketplace-truncated": True}
+    for key in _LISTINGS:
+        while stored[key] and _size(stored) > REPORT_MAX_BYTES:
+            stored[key].pop()
+    return stored
+
+
 def stored_report(report: RunReport, undeclared: Sequence[str]) -> dict[str, Any]:
     stored: dict[str, Any] = storable(
         {
@@ -56,7 +80,7 @@ def stored_report(report: RunReport, undeclared: Sequence[str]) -> dict[str, Any
             "undeclared": list(undeclared),
         }
     )
-    return stored
+    return _within_budget(stored)
 
 
 async def _base_report(session: AsyncSession, version: PluginVersion) -> dict[str, Any] | None:
