@@ -308,14 +308,24 @@ def test_an_old_install_whose_new_version_has_nothing_to_accept_updates(
     [error(404, "NOT_FOUND", "Not Found"), httpx.ConnectError("refused")],
     ids=["no-route", "unreachable"],
 )
-def test_unknown_capabilities_do_not_stop_an_update_and_keep_what_was_accepted(
+def test_unknown_capabilities_need_consent_and_keep_what_was_accepted(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, answer: httpx.Response | Exception
 ) -> None:
     installed(fake, invoke, tmp_path, declared=["fs.write"])
     serve_version(fake, "1.1.0")
     fake.on("GET", capabilities_path("1.1.0"), answer)
+    before = (tmp_path / "registry.json").read_bytes()
 
-    result = update(invoke, tmp_path)
+    # Nothing could be compared: without a terminal the update needs --yes.
+    refused = update(invoke, tmp_path)
+    assert refused.exit_code == 4, refused.output
+    assert f"CONSENT_REQUIRED: {KEY} 1.1.0 has capabilities the service could not show" in (
+        refused.stderr
+    )
+    assert (tmp_path / "registry.json").read_bytes() == before
+    assert_nothing_installed(fake)
+
+    result = update(invoke, tmp_path, "--yes")
 
     assert result.exit_code == 0, result.output
     assert f"Updated {KEY} 1.0.0 -> 1.1.0. Its capabilities are unknown: nothing was " in (

@@ -273,7 +273,8 @@ def test_update_whose_auto_connect_fails_is_installed_and_exits_1(
     ]
     fake.ok("GET", f"/api/v1/plugins/detail/{KEY}", {"latestVersion": "1.1.0"})
 
-    result = invoke(["update", KEY, "--dir", str(root)], mcp_timeout=5.0)
+    # --yes: this fake service shows no capabilities, so the update would ask first.
+    result = invoke(["update", KEY, "--dir", str(root), "--yes"], mcp_timeout=5.0)
 
     assert result.exit_code == 1
     assert f"Updated {KEY} 1.0.0 -> 1.1.0." in result.stdout

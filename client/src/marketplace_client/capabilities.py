@@ -365,10 +365,13 @@ class Beyond:
     tools_changed: tuple[Changed, ...] = ()
     prompts_changed: tuple[Changed, ...] = ()
     permissions: tuple[str, ...] = ()
+    # Why the version's capabilities could not be read: nothing could be compared, so the
+    # update asks as for a change (its manifest may ask for anything).
+    unknown: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.tools_added or self.tools_changed or self.prompts_changed) or bool(
-            self.permissions
+            self.permissions or self.unknown
         )
 
     def summary(self) -> str:
@@ -382,6 +385,8 @@ class Beyond:
             parts.append(_named("changes prompt", [c.name for c in self.prompts_changed]))
         if self.permissions:
             parts.append(_named("asks for permission", list(self.permissions)))
+        if self.unknown:
+            parts.append(f"has capabilities the service could not show ({self.unknown})")
         return "; ".join(parts)
 
     def lines(self) -> list[str]:
@@ -392,6 +397,8 @@ class Beyond:
                 "  (nothing was recorded as accepted for this install: it was made by an "
                 "older client)"
             )
+        if self.unknown:
+            lines.append(f"  capabilities unknown: {_text(self.unknown)}")
         for tool in self.tools_added:
             lines.append(f"  tool added: {_name(tool.name)}: {_text(tool.description)}")
         for change in (*self.tools_changed, *self.prompts_changed):
@@ -487,14 +494,20 @@ NOT_YET = {
 }
 
 
+def unknown_reason(capabilities: Capabilities) -> str:
+    """Why capabilities are unknown, in one line (code, message, HTTP status)."""
+    error = capabilities.error or {}
+    reason = f"{error.get('code')}: {error.get('message')}"
+    if error.get("status"):
+        reason += f" (HTTP {error['status']})"
+    return reason
+
+
 def capability_lines(capabilities: Capabilities) -> list[str]:
     """The human summary `install` and `update` print (strings from the plugin escaped)."""
     what = f"{capabilities.plugin_key} {capabilities.version}"
     if not capabilities.known:
-        error = capabilities.error or {}
-        reason = f"{error.get('code')}: {error.get('message')}"
-        if error.get("status"):
-            reason += f" (HTTP {error['status']})"
+        reason = unknown_reason(capabilities)
         return [f"Capabilities of {what}: unknown (the service did not say: {display(reason)})"]
     if capabilities.status != "done":
         lines = [f"Inspection of {what}: {NOT_YET[capabilities.status]}"]

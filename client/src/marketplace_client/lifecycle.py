@@ -44,6 +44,7 @@ from marketplace_client.capabilities import (
     capabilities_client,
     fetch_capabilities,
     read_capabilities,
+    unknown_reason,
 )
 from marketplace_client.config import plugins_dir, resolve_backend, resolve_credentials
 from marketplace_client.context import Runtime, get_runtime
@@ -351,12 +352,16 @@ def update_one(
         entry.after = latest
         if not is_newer(latest, entry.before):
             return entry
-        # Unknown capabilities (or an inspection not done) show nothing beyond what was
-        # accepted, or only permissions: the update goes on and says so; `list` marks the
-        # install once the service shows more.
+        # An inspection not done shows only permissions: the update compares those and
+        # says so; `list` marks the install once the service shows more. Capabilities that
+        # cannot be read at all compare nothing: the update asks (or needs --yes), as the
+        # new version may ask for anything.
         shown = fetch_capabilities(runtime, api.backend, key, latest)
         entry.capabilities = shown
-        changes = beyond(Accepted.from_entry(installed), shown)
+        if shown.known:
+            changes = beyond(Accepted.from_entry(installed), shown)
+        else:
+            changes = Beyond(nothing_recorded=False, unknown=unknown_reason(shown))
         if changes:
             entry.changes = changes
             consent(out, runtime, entry, changes, assume_yes=assume_yes)
