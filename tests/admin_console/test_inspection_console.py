@@ -284,6 +284,18 @@ async def test_versions_that_run_no_server_are_not_applicable_and_say_why(
         " Inspection not applicable Not applicable. This version was not inspected (it was"
         " uploaded before inspections began). "
     )
+    rejected = await factory.version(
+        plugin, "1.3.0", review_status=ReviewStatus.REJECTED,
+        manifest=mcp_manifest(plugin, "1.3.0", []),
+    )  # fmt: skip
+    async with sessionmaker.begin() as session:
+        row = await session.get(PluginVersion, rejected.id)
+        assert row is not None
+        row.reviewed_by = "system"  # rejected by the upload's own checks
+    assert _inspection(await _page(client, rejected)) == (
+        " Inspection not applicable Not applicable. The upload's own checks rejected this"
+        " version, so its code is never distributed and was not run. "
+    )
     # A scenario runs no server: its page has no inspection section at all.
     scenario = await scenario_with_version(sessionmaker, await factory.developer(), "brief")
     page = (await client.get(f"/console/scenarios/versions/{scenario.id}")).text

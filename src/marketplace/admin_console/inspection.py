@@ -24,6 +24,7 @@ from marketplace.inspection.schemas import inspection_json
 from marketplace.models import Distribution, InspectionStatus, PluginInspection, PluginVersion
 from marketplace.models.inspections import MAX_ATTEMPTS
 from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.audit import SYSTEM_REVIEWER
 from marketplace.publishing.diff import diff_base
 from marketplace_rules.changes import covers, permissions_of
 from marketplace_rules.findings import Code
@@ -285,6 +286,11 @@ def _why_not_applicable(version: PluginVersion) -> str:
         return (
             "Its manifest declares no stdio MCP server (mcp.command), so there is no server "
             "to run and list."
+        )
+    if version.reviewed_by == SYSTEM_REVIEWER and version.review_status == "rejected":
+        return (
+            "The upload's own checks rejected this version, so its code is never distributed "
+            "and was not run."
         )
     return "This version was not inspected (it was uploaded before inspections began)."
 
