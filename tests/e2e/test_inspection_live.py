@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from sqlalchemy import Connection, select
 
 from marketplace.inspection.runner import sandbox_available
 from marketplace.models import PluginInspection
+from tests.dbsetup import create_postgres_database, drop_postgres_database, postgres_admin_url
 from tests.e2e.market import Market, running_market
 from tests.e2e.server import COMMAND
+from tests.e2e.topology import EMBEDDED, REDIS_URL, Topology
 from tests.helpers import ok
 from tests.migrations import run_now
 
@@ -111,9 +114,24 @@ def _inspection(market: Market, key: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def market(tmp_path: Path) -> Iterator[Market]:
-    with running_market(tmp_path) as running:
-        yield running
+def own_topology(topology: Topology) -> Iterator[Topology]:
+    """A deployment of this test's own, of the run's kind: the embedded default, or (the
+    PostgreSQL run) a fresh PostgreSQL database with the inspection queue in Redis under a
+    prefix of its own."""
+    admin_url = postgres_admin_url()
+    if topology is EMBEDDED or admin_url is None:
+        yield EMBEDDED
+        return
+    url = create_postgres_database(admin_url, "killed")
+    env = {
+        "MARKETPLACE_DATABASE_URL": url,
+        "MARKETPLACE_INSPECTION_QUEUE_URL": REDIS_URL,
+        "MARKETPLACE_REDIS_KEY_PREFIX": f"killed-{uuid.uuid4().hex[:8]}",
+    }
+    try:
+        yield Topology("postgresql", (), env, None, needs_upgrade=True)
+    finally:
+        drop_postgres_database(admin_url, url)
 
 
 def test_serve_inspects_an_upload_within_a_minute(market: Market) -> None:
@@ -143,7 +161,7 @@ def test_serve_inspects_an_upload_within_a_minute(market: Market) -> None:
 
 @pytest.mark.fault
 def test_an_inspector_killed_mid_job_is_replaced_and_findings_appear_once(
-    tmp_path: Path,
+    tmp_path: Path, own_topology: Topology
 ) -> None:
     quick = {
         "MARKETPLACE_INSPECTION_WORKERS": "0",  # the API runs none: inspectors below
@@ -151,7 +169,7 @@ def test_an_inspector_killed_mid_job_is_replaced_and_findings_appear_once(
         "MARKETPLACE_INSPECTION_LEASE_MARGIN_SECONDS": "2",
         "MARKETPLACE_INSPECTION_SWEEP_SECONDS": "1",
     }
-    with running_market(tmp_path, **quick) as market:
+    with running_market(tmp_path, own_topology, **quick) as market:
         version = _publish_inline(
             market, "killed-mid-job", {"SLEEP": "4", "LOOKUP": "exfil.example.org"}
         )

@@ -162,6 +162,8 @@ def scaled_out() -> Iterator[Topology]:
             ),
             "MARKETPLACE_REDIS_URL": REDIS_URL,
             "MARKETPLACE_REDIS_KEY_PREFIX": key_prefix,
+            # Inspections queue in Redis, shared by every host of the deployment.
+            "MARKETPLACE_INSPECTION_QUEUE_URL": REDIS_URL,
             # Rate limits on, so every request goes through Redis' shared counters.
             "MARKETPLACE_RATE_LIMIT_ENABLED": "true",
             "MARKETPLACE_RATE_LIMIT_LOGIN": limits,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import redis
 import structlog
 from huey import Huey, RedisHuey, SqliteHuey
 
@@ -24,17 +25,24 @@ TASK_NAME = "inspect_version"
 # A job that raised (not the server's failure: the runner reports those) is tried again
 # after this long, at most twice; the ledger's attempt count bounds the whole.
 RETRY_DELAY_SECONDS = 5
+READ_TIMEOUT_SECONDS = 1  # an idle inspector's blocking read on Redis
 
 
 def make_huey(settings: Settings) -> Huey:
     url = settings.inspection_queue_url
     if url:
-        # A Redis that does not answer must not hold an upload: bounded like rate limits.
-        return RedisHuey(
-            QUEUE_NAME,
-            url=url,
-            socket_timeout=settings.redis_timeout_seconds,
+        # Every call bounded; an inspector's blocking read waits READ_TIMEOUT_SECONDS, so a
+        # call may take that long more. (Enqueueing runs off the event loop.) Named under
+        # the deployment's key prefix: two deployments on one Redis keep their queues apart.
+        pool = redis.ConnectionPool.from_url(
+            url,
+            socket_timeout=settings.redis_timeout_seconds + 2 * READ_TIMEOUT_SECONDS,
             socket_connect_timeout=settings.redis_timeout_seconds,
+        )
+        return RedisHuey(
+            f"{settings.redis_key_prefix}.{QUEUE_NAME}",
+            connection_pool=pool,
+            read_timeout=READ_TIMEOUT_SECONDS,
         )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return SqliteHuey(
