@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from marketplace.inspection.judgement import undeclared
 from marketplace.inspection.report import PLACEHOLDER_VALUE
 from marketplace.inspection.runner import sandbox_available
 from marketplace_rules.canonical import canonical_json
@@ -46,6 +47,12 @@ async def test_fixture_gives_its_expected_report(item: Fixture, tmp_path: Path) 
     run = await inspect(item, tmp_path)
     assert_expected(run.report, item.expect)
     assert leftovers(run) == []
+    # Held exactly when it did something its manifest does not declare: a benign server
+    # never is; each undeclared behaviour is (capability-undeclared rejects the version).
+    manifest = {"permissions": item.spec.get("permissions", [])}
+    missing = undeclared(run.report.observed.to_json(), manifest)
+    observed = item.expect.get("observed") or {}
+    assert bool(missing) == any(observed.values()), missing
 
 
 def _fingerprint(wire: dict[str, Any]) -> str:
