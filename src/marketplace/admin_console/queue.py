@@ -62,8 +62,10 @@ async def _newest_pending_findings(
     """Per plugin, its newest pending version with that version's finding counts and
     inspection badges (the inspections come in one more query, selectin)."""
     rows = await db.scalars(
-        select(PluginVersion).where(
-            PluginVersion.plugin_id.in_(plugin_ids), PluginVersion.review_status == PENDING
+        PLUGINS.loading_versions(
+            select(PluginVersion).where(
+                PluginVersion.plugin_id.in_(plugin_ids), PluginVersion.review_status == PENDING
+            )
         )
     )
     newest: dict[str, PluginVersion] = {}

@@ -18,6 +18,7 @@ from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.models import PluginVersion, ReviewStatus
+from marketplace.plugins.kind import PLUGINS
 from marketplace_rules.changes import permissions_of
 
 router = api_router(prefix="/api/v1/plugins", tags=["marketplace: public"])
@@ -34,7 +35,9 @@ async def capabilities(
     (`latest`: the current version), with the permissions it declares and those its
     behaviour needs beyond them. An unlisted plugin is 404, like an unknown one."""
     plugin = await listed_plugin(session, plugin_id)
-    query = select(PluginVersion).where(PluginVersion.plugin_id == plugin.id)
+    query = PLUGINS.loading_versions(
+        select(PluginVersion).where(PluginVersion.plugin_id == plugin.id)
+    )
     if version == LATEST:
         chosen = await session.scalar(query.where(PluginVersion.is_latest.is_(True)))
         if chosen is None:

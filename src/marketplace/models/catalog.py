@@ -210,8 +210,9 @@ class PluginVersion(ReviewedVersionMixin, Base):
     changelog: Mapped[str | None] = mapped_column(Text)
     manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
     distribution: Mapped[str] = mapped_column(String(20), nullable=False)
-    # Loaded with the version (one more SELECT per query of versions): every version
-    # representation shows its inspection (CONTRACT 13). None: not applicable.
+    # None: not applicable. Loaded only by the queries whose versions are shown with it
+    # (`ItemKind.version_loads`): a report is up to 1 MiB, and public reads never show it.
+    # Elsewhere reading it is an error, not a hidden query.
     inspection: Mapped[PluginInspection | None] = relationship(
-        lazy="selectin", uselist=False, passive_deletes=True
+        lazy="raise", uselist=False, passive_deletes=True
     )

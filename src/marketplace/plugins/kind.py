@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from sqlalchemy.orm import selectinload
+
 from marketplace.config import Settings
 from marketplace.errors import (
     InternalError,
@@ -85,4 +87,5 @@ PLUGINS = ItemKind(
     after_take_down=_stop_distribution,
     review_subject=review_subject,
     served_content=served_content,
+    version_loads=(selectinload(PluginVersion.inspection),),
 )

@@ -91,7 +91,7 @@ async def diff_base(
     """The last approved version of the same item other than `version`: the item's current
     version (what approving `version` would replace) unless that is `version` itself, else
     the newest approved one by creation time. None for an item's first version."""
-    approved = (
+    approved = kind.loading_versions(
         select(kind.version_model)
         .where(
             kind.parent == getattr(version, kind.parent.key),

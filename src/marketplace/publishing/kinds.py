@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from marketplace.config import Settings
 from marketplace.errors import AppError
@@ -42,6 +42,15 @@ class ReviewedVersion(Protocol):
 
 ItemT = TypeVar("ItemT", bound=ReviewedItem)
 VersionT = TypeVar("VersionT", bound=ReviewedVersion)
+
+
+class _Loadable(Protocol):
+    """A statement that takes loader options (a select of any columns)."""
+
+    def options(self, *options: Any) -> Self: ...
+
+
+S = TypeVar("S", bound=_Loadable)
 
 
 def _nothing(*_args: Any) -> None:
@@ -129,6 +138,12 @@ class ItemKind(Generic[ItemT, VersionT]):
     )
     # What a download of the version serves, for its signed release record.
     served_content: Callable[[VersionT], ServedContent] = field(default=package_content)
+    # Loader options for the versions a representation shows (a plugin's inspection).
+    version_loads: tuple[Any, ...] = ()
+
+    def loading_versions(self, query: S) -> S:
+        """`query` with what a shown version needs loaded along (`version_loads`)."""
+        return query.options(*self.version_loads) if self.version_loads else query
 
     @property
     def version_resource(self) -> str:

@@ -61,7 +61,9 @@ async def find_version(
 ) -> VersionT:
     if not is_row_id(version_id):
         raise kind.version_not_found()
-    query = select(kind.version_model).where(kind.version_column("id") == version_id)
+    query = kind.loading_versions(
+        select(kind.version_model).where(kind.version_column("id") == version_id)
+    )
     version = await session.scalar(_locked(query) if lock else query)
     if version is None:
         raise kind.version_not_found()

@@ -130,8 +130,10 @@ async def admin_versions(
     """The version queue across items, newest first (or oldest first, the order a reviewer
     works through it), with counts per review status. `work_only` leaves out the versions
     that wait with their item (the console's queue); the API's list keeps them (seed 4.5)."""
-    base = select(kind.version_model, kind.item_model).join(
-        kind.item_model, kind.item_column("id") == kind.parent
+    base = kind.loading_versions(
+        select(kind.version_model, kind.item_model).join(
+            kind.item_model, kind.item_column("id") == kind.parent
+        )
     )
     if work_only:
         base = base.where(not_(waits_with_item(kind)))
@@ -170,7 +172,8 @@ async def versions_of(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
 ) -> list[VersionT]:
     """Every version of an item, newest (highest semver) first."""
-    rows = list(await session.scalars(select(kind.version_model).where(kind.parent == item_id)))
+    query = kind.loading_versions(select(kind.version_model).where(kind.parent == item_id))
+    rows = list(await session.scalars(query))
     rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
     return rows
 

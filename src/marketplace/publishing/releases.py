@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import Depends, Request
 from sqlalchemy import String, cast, or_, select, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import ReviewStatus
@@ -79,7 +80,9 @@ async def sign_release(
     await session.flush()
     # Sign the manifest as the database gives it back (what downloads serve), not the
     # request's dict: JSONB may write a number differently (1e3 comes back as 1000).
-    await session.refresh(version)
+    # Its columns only: relationships loaded with it (a plugin's inspection) stay loaded.
+    columns = [column.key for column in sa_inspect(version).mapper.column_attrs]
+    await session.refresh(version, columns)
     version.release = await signed(keyring, release_record(kind, item, version, approved_at))
     await session.flush()
 
