@@ -23,7 +23,9 @@ inspection costs an upload. Two parts, each against a baseline measured in the s
    administrator and a verified developer, who publishes one plugin and creates a warm-up
    version (not counted; with inspection on, its inspection ends before the timing
    starts), then UPLOADS inline stdio-MCP versions, sent INTERVAL apart (0.5 s: with
-   inspection on most arrive while the inspector runs an earlier one), with
+   inspection on most arrive while the inspector runs an earlier one), not all well
+   behaved (every 4th looks up a name it does not declare, every 10th sleeps past the
+   time limit and holds the worker for all of it: `misbehaviour`), with
    `POST /api/v1/developer/plugins/{id}/create-version`, each timed from send to the 201.
    Prints median and p95 for on and off and the ratio on / off. With inspection on it then
    waits until every inspection has ended and reads the server's startedAt and finishedAt
@@ -91,27 +93,23 @@ ADMIN_EMAIL = "bench-admin@example.com"
 DEV_EMAIL = "bench-dev@example.com"
 PLUGIN_KEY = "bench-inspect"
 
-# The inline server every uploaded version carries: a stdio MCP server in plain Python (the
-# sandbox's python3 is the system's), one tool; as tests/e2e/test_inspection_live.py's.
-INLINE_SERVER = """
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    if message["method"] == "initialize":
-        result = {"protocolVersion": message["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "bench", "version": "1.0"}}
-    elif message["method"] == "tools/list":
-        result = {"tools": [{"name": "echo", "description": "Echo the text",
-                             "inputSchema": {"type": "object"}}]}
-    else:
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                          "error": {"code": -32601, "message": "unknown"}}), flush=True)
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
+# The inline server every uploaded version carries (tests/e2e/test_inspection_live.py's):
+# a stdio MCP server in plain Python, one tool; $SLEEP and $LOOKUP make it misbehave.
+INLINE_SERVER = (REPO / "tests/inspection/fixtures/_shared/inline_server.py").read_text()
+
+# Uploads as they come, not all well behaved: every 4th looks a name up that its manifest
+# does not declare (inspected to the end, then rejected), every 10th sleeps past the time
+# limit (the worker is held for all of it, then the inspection fails). The rest are benign.
+LOOKUP_EVERY, SLEEPER_EVERY = 4, 10
+
+
+def misbehaviour(index: int) -> dict[str, str]:
+    """The server's environment for the index-th upload of the mix."""
+    if index % SLEEPER_EVERY == 0:
+        return {"SLEEP": "600"}
+    if index % LOOKUP_EVERY == 0:
+        return {"LOOKUP": f"exfil-{index}.example.org"}
+    return {}
 
 
 # ---------------------------------------------------------------------------------------
@@ -338,14 +336,14 @@ def verified_developer(client: httpx.Client, admin_token: str) -> str:
     return token
 
 
-def version_body(version: str) -> dict[str, Any]:
+def version_body(version: str, env: dict[str, str]) -> dict[str, Any]:
     manifest = {
         "id": PLUGIN_KEY,
         "version": version,
         "category": "productivity",
         "main": "server.py",
         "inlineCode": INLINE_SERVER,
-        "mcp": {"command": "python3", "args": ["server.py"]},
+        "mcp": {"command": "python3", "args": ["server.py"], "env": env},
     }
     return {"version": version, "changelog": "benchmark", "manifest": manifest}
 
@@ -364,10 +362,12 @@ class Upload:
     error: str | None = None
 
 
-def upload_once(client: httpx.Client, create_url: str, version: str) -> Upload:
+def upload_once(
+    client: httpx.Client, create_url: str, version: str, env: dict[str, str] | None = None
+) -> Upload:
     sent_at = time.time()
     start = time.perf_counter()
-    response = client.post(create_url, json=version_body(version))
+    response = client.post(create_url, json=version_body(version, env or {}))
     seconds = time.perf_counter() - start
     row = ok(response, 201)
     if row["version"] != version:
@@ -436,7 +436,7 @@ def time_uploads(workers: int, uploads: int, interval: float, work: Path) -> lis
             for index in range(1, uploads + 1):
                 time.sleep(max(0.0, next_send - time.monotonic()))
                 next_send = time.monotonic() + interval
-                done.append(upload_once(client, create_url, f"1.0.{index}"))
+                done.append(upload_once(client, create_url, f"1.0.{index}", misbehaviour(index)))
             print(
                 f"inspection {mode}: {uploads} uploads, median "
                 f"{statistics.median(u.seconds for u in done) * 1000:.1f} ms",
@@ -453,7 +453,10 @@ def time_uploads(workers: int, uploads: int, interval: float, work: Path) -> lis
                     upload.run_seconds = finished - started
                     upload.to_done_seconds = finished - upload.sent_at
                     upload.started_at, upload.finished_at = started, finished
-                failed = [u for u in done if u.status != "done"]
+                # Sleepers must fail (timed out); every other upload must be inspected.
+                expected = {u.version: "failed" if "SLEEP" in misbehaviour(i) else "done"
+                            for i, u in enumerate(done, start=1)}  # fmt: skip
+                failed = [u for u in done if u.status != expected[u.version]]
                 if failed:
                     raise RuntimeError(
                         f"{len(failed)} inspection(s) ended {failed[0].status}: {failed[0].error}"
@@ -600,7 +603,7 @@ def report(results: Results) -> str:
         (
             "upload -> done (median / p95)",
             pair("to_done_median", "to_done_p95"),
-            "finishedAt - request sent; one worker",
+            "finishedAt - request sent; one worker; 1 in 10 sleeps past the limit",
         ),
         ("  queued (median / p95)", pair("queued_median", "queued_p95"), "startedAt - sent"),
         (

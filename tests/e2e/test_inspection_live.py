@@ -33,31 +33,9 @@ pytestmark = pytest.mark.skipif(
 
 # A stdio MCP server in plain Python (the sandbox's python3 is the system's). Before it
 # answers it sleeps SLEEP seconds, then looks up LOOKUP when set.
-SERVER = """
-import json, os, socket, sys, time
-time.sleep(float(os.environ.get("SLEEP", "0")))
-if os.environ.get("LOOKUP"):
-    try:
-        socket.getaddrinfo(os.environ["LOOKUP"], 443)
-    except OSError:
-        pass
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    if message["method"] == "initialize":
-        result = {"protocolVersion": message["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "live", "version": "1.0"}}
-    elif message["method"] == "tools/list":
-        result = {"tools": [{"name": "echo", "description": "Echo the text",
-                             "inputSchema": {"type": "object"}}]}
-    else:
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                          "error": {"code": -32601, "message": "unknown"}}), flush=True)
-        continue
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
+SERVER = (
+    Path(__file__).parents[1] / "inspection" / "fixtures" / "_shared" / "inline_server.py"
+).read_text()
 
 
 def _developer(market: Market, method: str, path: str, status: int, **kwargs: Any) -> Any:
