@@ -104,6 +104,19 @@ async def inspection_row(
         return await session.get(PluginInspection, version_id)
 
 
+async def audit_of(
+    sessions: async_sessionmaker[AsyncSession], resource_id: str, action: str
+) -> list[AuditLog]:
+    """The resource's audit records of one action, oldest first."""
+    async with sessions() as session:
+        query = (
+            select(AuditLog)
+            .where(AuditLog.resource_id == resource_id, AuditLog.action == action)
+            .order_by(AuditLog.created_at, AuditLog.id)
+        )
+        return list(await session.scalars(query))
+
+
 async def version_of(client: httpx.AsyncClient, admin: Account, plugin_id: str, v: str) -> Any:
     items = ok(
         await client.get(f"/api/v1/admin/plugins/{plugin_id}/versions", headers=admin.headers)
@@ -188,11 +201,8 @@ async def test_undeclared_capability_rejects_a_pending_version(
     assert errors[0]["severity"] == "error" and errors[0]["path"] == "permissions"
     assert "network:evil.example.net" in errors[0]["message"]
     assert "look-up of evil.example.net" in errors[0]["message"]
-    async with sessionmaker() as session:
-        audit = (
-            await session.scalars(select(AuditLog).where(AuditLog.resource_id == version["id"]))
-        ).all()
-    assert [(a.action, a.trigger) for a in audit][-1] == ("REVIEW_REJECT", "auto-validation")
+    audit = await audit_of(sessionmaker, version["id"], "REVIEW_REJECT")
+    assert [(a.trigger, a.actor_id) for a in audit] == [("auto-validation", None)]
 
 
 async def test_declared_wildcard_covers_the_host(
@@ -233,13 +243,8 @@ async def test_an_approved_version_is_taken_down_and_current_moves_back(
     )
     items = (await verified_list(client))["items"]
     assert [(i["key"], i["version"]) for i in items] == [(plugin["pluginKey"], "1.1.0")]
-    async with sessionmaker() as session:
-        audit = (
-            await session.scalars(select(AuditLog).where(AuditLog.resource_id == second["id"]))
-        ).all()
-    last = audit[-1]
-    assert (last.action, last.trigger, last.outcome, last.actor_id) == (
-        "TAKEDOWN",
+    [takedown] = await audit_of(sessionmaker, second["id"], "TAKEDOWN")
+    assert (takedown.trigger, takedown.outcome, takedown.actor_id) == (
         "auto-validation",
         "taken_down",
         None,
