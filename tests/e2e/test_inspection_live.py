@@ -149,7 +149,7 @@ def test_an_inspector_killed_mid_job_is_replaced_and_findings_appear_once(
     }
     with running_market(tmp_path, own_topology, **quick) as market:
         version = _publish_inline(
-            market, "killed-mid-job", {"SLEEP": "4", "LOOKUP": "exfil.example.org"}
+            market, "killed-mid-job", {"SLEEP": "4", "CONNECT": "203.0.113.7"}
         )
         env = {**market.server.env, **quick}
         first = subprocess.Popen([*COMMAND, "inspector"], env=env, start_new_session=True)
