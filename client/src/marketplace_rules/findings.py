@@ -84,6 +84,14 @@ class Code(enum.StrEnum):
     TOOL_CHANGED = "tool-changed"
     PROMPT_CHANGED = "prompt-changed"
     INSTRUCTIONS_CHANGED = "instructions-changed"
+    # Text that speaks to the model (CONTRACT 14; rules.model_text)
+    AI_INSTRUCTION_OVERRIDE = "ai-instruction-override"
+    AI_CONCEALMENT = "ai-concealment"
+    AI_SENSITIVE_DATA = "ai-sensitive-data"
+    AI_EXFILTRATION = "ai-exfiltration"
+    AI_TOOL_SHADOWING = "ai-tool-shadowing"
+    AI_HIDDEN_MARKUP = "ai-hidden-markup"
+    AI_COERCION = "ai-coercion"
 
     FINDINGS_MORE = "findings-more"
 
