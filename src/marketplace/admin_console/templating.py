@@ -9,6 +9,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from marketplace.admin_console.highlight import quoted_parts
+
 # Icons the page may show as an image: raster or SVG data URLs only. An SVG shown through
 # <img> runs no script and loads nothing (browsers' secure static mode); anything else
 # (an icon name, a URL) is shown as text.
@@ -73,7 +75,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(age=age, ago=ago, when=when, size=size, pretty_json=pretty_json)
-    env.globals.update(icon_src=icon_src)
+    env.globals.update(icon_src=icon_src, quoted_parts=quoted_parts)
     return env
 
 
