@@ -122,7 +122,8 @@ def test_install_json_carries_the_capabilities(
     result = install(invoke, tmp_path, "--json")
 
     assert result.exit_code == 0, result.output
-    assert stdout_json(result)["data"]["capabilities"] == {**data, "error": None}
+    # A service without CONTRACT 14's `warnings` (this fake): none.
+    assert stdout_json(result)["data"]["capabilities"] == {**data, "warnings": [], "error": None}
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,13 @@ show it, and what the user accepted of it.
 The service answers `GET /api/v1/plugins/capabilities/KEY/VERSION` (public) with the
 version's inspection: its status, tools and prompts (name, description, fingerprint), the
 permissions it declares, what it was observed doing in the sandbox and the permissions that
-behaviour needs beyond the declared ones. Reading it never stops a command: a service that
-cannot be reached, refuses, or answers something else makes the capabilities `unknown`,
-with the reason. The read has a short timeout of its own and does not wait out rate limits,
-so an unreachable or slow service delays an install by seconds, not minutes.
+behaviour needs beyond the declared ones; and `warnings`, the version's findings about text
+the model will read (CONTRACT 14: `ai-*` codes), which are shown and never stop anything (a
+service older than them leaves the field out: no warnings). Reading it never stops a
+command: a service that cannot be reached, refuses, or answers something else makes the
+capabilities `unknown`, with the reason. The read has a short timeout of its own and does
+not wait out rate limits, so an unreachable or slow service delays an install by seconds,
+not minutes.
 
 The registry keeps, per installed plugin, what the user accepted (`Accepted`): the
 fingerprints of the tools and prompts and the permissions (declared and undeclared) they
@@ -51,6 +54,10 @@ TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 DESCRIPTION_KEPT = 1000
 DESCRIPTION_SHOWN = 300
 NAME_SHOWN = 80
+# A warning's message quotes up to 200 characters of the text, after what it found and
+# before a note; its path may name a tool's input property.
+WARNING_SHOWN = 500
+WARNING_PATH_SHOWN = 200
 NAMES_LISTED = 5  # names in a one-line summary; the rest are counted
 
 
@@ -91,6 +98,31 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class TextWarning:
+    """A finding about text the model will read (CONTRACT 14), as the service states it."""
+
+    code: str
+    severity: str
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "message": self.message,
+        }
+
+    def shown(self) -> str:
+        """`severity path: message`, hidden characters escaped, each part capped."""
+        return (
+            f"{display(self.severity, NAME_SHOWN)} {display(self.path, WARNING_PATH_SHOWN)}: "
+            f"{display(self.message, WARNING_SHOWN)}"
+        )
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """One version's capabilities; `status` is the inspection's, or `unknown` (then `error`
     says why and the lists are empty)."""
@@ -107,6 +139,7 @@ class Capabilities:
     processes: tuple[str, ...] = ()
     sensitive_reads: tuple[str, ...] = ()
     undeclared: tuple[str, ...] = ()
+    warnings: tuple[TextWarning, ...] = ()
     error: dict[str, Any] | None = None
 
     @property
@@ -140,6 +173,7 @@ class Capabilities:
             "declared": list(self.declared),
             "observed": observed if self.known else None,
             "undeclared": list(self.undeclared),
+            "warnings": [warning.to_json() for warning in self.warnings],
             "error": self.error,
         }
 
@@ -193,6 +227,22 @@ def _network(value: Any) -> tuple[Endpoint, ...]:
     return tuple(found)
 
 
+def _warnings(value: Any) -> tuple[TextWarning, ...]:
+    """`warnings`, absent (a service older than CONTRACT 14) meaning none."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _bad("`warnings` is not a list")
+    found: list[TextWarning] = []
+    for entry in value:
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(key), str) for key in ("code", "severity", "path", "message")
+        ):
+            raise _bad("an entry of `warnings` is not {code, severity, path, message}")
+        found.append(TextWarning(entry["code"], entry["severity"], entry["path"], entry["message"]))
+    return tuple(found)
+
+
 def parse_capabilities(data: Any, plugin_key: str, version: str) -> Capabilities:
     """The service's answer, checked: it must be about this plugin and version."""
     body = expect_object(data, "capabilities")
@@ -221,6 +271,7 @@ def parse_capabilities(data: Any, plugin_key: str, version: str) -> Capabilities
         processes=_strings(observed.get("processes"), "observed.processes"),
         sensitive_reads=_strings(observed.get("sensitiveReads"), "observed.sensitiveReads"),
         undeclared=_strings(body.get("undeclared"), "undeclared"),
+        warnings=_warnings(body.get("warnings")),
     )
 
 
@@ -530,7 +581,17 @@ def capability_lines(capabilities: Capabilities) -> list[str]:
         ]
     if capabilities.undeclared:
         lines.append(f"Observed but not declared: {_listed(capabilities.undeclared)}")
-    return lines
+    return lines + warning_lines(capabilities)
+
+
+WARNINGS_HEADING: Final = "Warnings about text the model will read:"
+
+
+def warning_lines(capabilities: Capabilities) -> list[str]:
+    """The version's warnings (CONTRACT 14) under their heading; nothing when it has none."""
+    if not capabilities.warnings:
+        return []
+    return [WARNINGS_HEADING] + [f"  {warning.shown()}" for warning in capabilities.warnings]
 
 
 def _item_lines(label: str, items: tuple[Item, ...]) -> list[str]:

@@ -45,6 +45,7 @@ from marketplace_client.capabilities import (
     fetch_capabilities,
     read_capabilities,
     unknown_reason,
+    warning_lines,
 )
 from marketplace_client.config import plugins_dir, resolve_backend, resolve_credentials
 from marketplace_client.context import Runtime, get_runtime
@@ -324,6 +325,9 @@ def consent(
         )
     out.step(f"{key} {after} has more than you accepted with {key} {before}:")
     for line in changes.lines():
+        out.step(line)
+    # Warnings never ask for consent themselves, but whoever is asked should see them.
+    for line in warning_lines(entry.capabilities) if entry.capabilities else []:
         out.step(line)
     if assume_yes:
         out.step("Accepted with --yes.")
