@@ -1,11 +1,26 @@
-"""The seven rules of CONTRACT 14 (work in progress: filled in next)."""
+"""The seven rules of CONTRACT 14, each a combination of signals in one sentence.
+
+A text is cut into sentences (`Document`); each signal (`signals`) is searched once over
+the whole text and its matches are filed under the sentence they start in. A rule fires on
+the first sentence where its signals meet: `send` with an address and user data,
+`do not tell` with the user, a tool's name with an order about how to call it. One
+pattern alone would miss paraphrases; one signal alone would flag every filesystem tool.
+
+Every step is linear in the text: patterns with bounded gaps (signals' doc), comments and
+whitespace runs found by scanning, matches filed by bisection.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Final
 
 from marketplace_rules.findings import Code, Severity
+from marketplace_rules.model_text import signals as sig
+from marketplace_rules.model_text.popular import HOST_TOOLS, POPULAR_TOOLS
 from marketplace_rules.model_text.sources import NO_CONTEXT, ToolContext
 
 CODE_ORDER: Final = (
@@ -22,6 +37,43 @@ SEVERITY: Final[dict[Code, Severity]] = {
     code: ("info" if code == Code.AI_COERCION else "warning") for code in CODE_ORDER
 }
 
+Span = tuple[int, int]
+
+# Where one sentence ends and the next begins: end punctuation and a space, a blank line,
+# a list item, heading, quote or table row on a new line, and markup tags (judged apart).
+_BOUNDARY: Final = re.compile(
+    r"(?<=[.!?。！？])[\"'”’)\]*_]{0,3}[ \t]+"
+    r"|(?<=[.!?。！？])[\"'”’)\]*_]{0,3}\n"
+    r"|\n[ \t]*\n"
+    r"|\n(?=[ \t]{0,12}(?:[-*+•]\s|\d{1,3}[.)]\s|#|>|\||```|~~~))"
+    r"|<!--|-->|<[^<>\n]{1,120}>"
+)
+_INLINE_CODE: Final = re.compile(r"`[^`\n]{1,300}`")
+_FENCE: Final = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_WHITESPACE_RUN: Final = re.compile(r"[ \t\u00a0\u2000-\u200a\u3000]{40,}+")
+_BLANK_LINES: Final = re.compile(r"(?:\n[ \t]*){15,}+")
+_WORD: Final = re.compile(r"\w+")
+_LOOK_BACK: Final = 40
+_COMMENT_OPEN, _COMMENT_CLOSE = "<!--", "-->"
+_COMMENT_MIN_WORDS: Final = 3
+_YOUR_CREDENTIAL: Final = re.compile(
+    r"\byour\s+(?:own\s+)?(?:\w+\s+)?(?:api[\s_-]?keys?|tokens?|passwords?|credentials?|"
+    r"secret keys?|access tokens?)\b",
+    re.IGNORECASE,
+)
+_SETUP: Final = re.compile(
+    r"\bfrom\s+(?:the|your)\s+(?:\w+\s+)?(?:dashboard|console|settings|portal|account page|"
+    r"developer page|admin page)\b",
+    re.IGNORECASE,
+)
+"""A person setting up the plugin: `copy the API key from the dashboard`."""
+_STRONG_COLLECT: Final = re.compile(
+    r"^(?:read|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|send|forward|"
+    r"upload|post|email|e-mail|transmit|leak|submit|reveal|share|attach|append|embed|scan|"
+    r"search\s+for|look\s+for|locate|enumerate|copy|pass|put)$",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class TextHit:
@@ -30,10 +82,385 @@ class TextHit:
     contradiction) or ""."""
 
     code: Code
-    spans: tuple[tuple[int, int], ...]
-    context: tuple[int, int]
+    spans: tuple[Span, ...]
+    context: Span
     note: str = ""
 
 
+@dataclass
+class Document:
+    """A text cut into sentences, with each signal's matches filed by sentence."""
+
+    text: str
+    bounds: list[Span] = field(init=False)
+    _starts: list[int] = field(init=False)
+    _found: dict[re.Pattern[str], dict[int, list[re.Match[str]]]] = field(
+        init=False, default_factory=dict
+    )
+    _code: list[Span] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        bounds: list[Span] = []
+        start = 0
+        for boundary in _BOUNDARY.finditer(self.text):
+            if boundary.start() > start:
+                bounds.append((start, boundary.start()))
+            if boundary.group().startswith("<"):  # a tag is a sentence of its own
+                bounds.append((boundary.start(), boundary.end()))
+            start = boundary.end()
+        if start < len(self.text):
+            bounds.append((start, len(self.text)))
+        self.bounds = bounds or [(0, len(self.text))]
+        self._starts = [first for first, _ in self.bounds]
+
+    def sentence_of(self, at: int) -> int:
+        return max(0, bisect.bisect_right(self._starts, at) - 1)
+
+    def sentence(self, index: int) -> str:
+        first, last = self.bounds[index]
+        return self.text[first:last]
+
+    def matches(self, pattern: re.Pattern[str]) -> dict[int, list[re.Match[str]]]:
+        """pattern's matches over the whole text, by the sentence each starts in."""
+        found = self._found.get(pattern)
+        if found is None:
+            found = {}
+            for match in pattern.finditer(self.text):
+                if match.end() > match.start():
+                    found.setdefault(self.sentence_of(match.start()), []).append(match)
+            self._found[pattern] = found
+        return found
+
+    def in_sentence(self, pattern: re.Pattern[str], index: int) -> list[re.Match[str]]:
+        return self.matches(pattern).get(index, [])
+
+    def negated(self, at: int) -> bool:
+        """Whether the words just before `at` (in its sentence) negate it."""
+        first = max(self.bounds[self.sentence_of(at)][0], at - _LOOK_BACK)
+        return sig.NEGATION.search(self.text[first:at]) is not None
+
+    def in_code(self, at: int) -> bool:
+        """Inside inline code or a fenced block: shown to a reader as it is."""
+        if self._code is None:
+            self._code = _code_spans(self.text)
+        index = bisect.bisect_right(self._code, (at, len(self.text) + 1)) - 1
+        return index >= 0 and self._code[index][0] <= at < self._code[index][1]
+
+
+def _code_spans(text: str) -> list[Span]:
+    spans = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    for opening, closing in zip(fences[::2], fences[1::2], strict=False):
+        spans.append((opening, closing))
+    if len(fences) % 2:
+        spans.append((fences[-1], len(text)))
+    return sorted(spans)
+
+
+def _hit(doc: Document, code: Code, *matches: re.Match[str] | Span, note: str = "") -> TextHit:
+    spans = sorted(m if isinstance(m, tuple) else (m.start(), m.end()) for m in matches)
+    return TextHit(code, tuple(spans), doc.bounds[doc.sentence_of(spans[0][0])], note)
+
+
+def _first_unnegated(
+    doc: Document, pattern: re.Pattern[str], index: int
+) -> re.Match[str] | None:
+    for match in doc.in_sentence(pattern, index):
+        if not doc.negated(match.start()):
+            return match
+    return None
+
+
+# ---------- the rules ----------
+
+
+def instruction_override(doc: Document, context: ToolContext) -> TextHit | None:
+    for pattern in (sig.OVERRIDE, sig.OVERRIDE_MODE):
+        for matches in doc.matches(pattern).values():
+            for match in matches:
+                if not doc.negated(match.start()):
+                    return _hit(doc, Code.AI_INSTRUCTION_OVERRIDE, match)
+    return None
+
+
+_PROTECT: Final = re.compile(r"\b(?:reveal|disclose|share|show)\w*\b", re.IGNORECASE)
+_CONDITION: Final = re.compile(r"\b(?:unless|until|when|whether)\b|(?<!\bas )\bif\b", re.IGNORECASE)
+
+
+def concealment(doc: Document, context: ToolContext) -> TextHit | None:
+    """`do not tell the user`, but not `do not mention pricing unless the user asks`."""
+    for index in sorted(doc.matches(sig.CONCEAL)):
+        guarded = any(
+            doc.in_sentence(sig.SENSITIVE_STRONG, near) for near in (index - 1, index)
+        )
+        for match in doc.in_sentence(sig.CONCEAL, index):
+            said = match.group()
+            # Keeping a credential from everyone is advice, not hiding from the user.
+            if guarded and _PROTECT.search(said) and not _USER_ASKS.search(said):
+                continue
+            if not _CONDITION.search(said):
+                return _hit(doc, Code.AI_CONCEALMENT, match)
+    return None
+
+
+def sensitive_data(doc: Document, context: ToolContext) -> TextHit | None:
+    candidates = {**doc.matches(sig.SENSITIVE_THEN_PASS)}
+    for index, matches in doc.matches(sig.COLLECT_SENSITIVE).items():
+        candidates[index] = [*matches, *candidates.get(index, [])]
+    for index in sorted(candidates):
+        for match in candidates[index]:
+            if _sensitive_order(doc, index, match):
+                return _hit(doc, Code.AI_SENSITIVE_DATA, match)
+    return None
+
+
+def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
+    """An order to read or pass the secret: not negated (`never share your token`), not
+    the user's own credential handed to the API it belongs to, and for the weaker verbs
+    (include, store, open...) said with pressure, a standing trigger or a destination."""
+    verb = sig.VERB_AT.match(doc.text, match.start())
+    if doc.negated(match.start()):
+        return False
+    phrase = match.group()
+    if _YOUR_CREDENTIAL.search(phrase) and not _destination(doc, index):
+        return False
+    if _SETUP.search(doc.sentence(index)):
+        return False
+    if verb is not None and _STRONG_COLLECT.match(" ".join(verb.group().split())):
+        return True
+    return (
+        bool(doc.in_sentence(sig.MODAL, index))
+        or bool(doc.in_sentence(sig.TRIGGER, index))
+        or _destination(doc, index)
+    )
+
+
+def _destination(doc: Document, index: int) -> bool:
+    return any(
+        doc.in_sentence(pattern, index)
+        for pattern in (sig.URL, sig.EMAIL, sig.PHONE, sig.PLACE, sig.PARAMETER)
+    )
+
+
+_ADDRESSES: Final = (sig.URL, sig.EMAIL, sig.PHONE, sig.DOMAIN, sig.PLACE)
+
+
+def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
+    for pattern in (sig.UPLOAD_COMMAND, sig.HARVEST_PARAMETER):
+        for matches in doc.matches(pattern).values():
+            return _hit(doc, Code.AI_EXFILTRATION, matches[0])
+    for index in sorted(doc.matches(sig.TRANSFER)):
+        verb = next(
+            (
+                m
+                for m in doc.in_sentence(sig.TRANSFER, index)
+                if not doc.negated(m.start()) and not doc.in_code(m.start())
+            ),
+            None,
+        )
+        if verb is None:
+            continue
+        address = next(
+            (m for near in (index, index + 1) for p in _ADDRESSES for m in doc.in_sentence(p, near)),
+            None,
+        )
+        links = [(m.start(), m.end()) for m in doc.in_sentence(sig.URL, index)]
+        data = [
+            m
+            for m in doc.in_sentence(sig.DATA, index)
+            if not any(start <= m.start() < end for start, end in links)
+        ]
+        pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
+        if address is not None and (data or pressed or context.read_only):
+            note = _read_only_note(context, "sends data")
+            return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
+        parameter = doc.in_sentence(sig.PARAMETER, index)
+        private = _user_data(doc, index) or doc.in_sentence(sig.SENSITIVE_STRONG, index)
+        if parameter and data and pressed and private:
+            return _hit(doc, Code.AI_EXFILTRATION, verb, parameter[0])
+        post = doc.in_sentence(sig.POST_COMMAND, index)
+        if post and pressed and _has_address(doc, index):
+            return _hit(doc, Code.AI_EXFILTRATION, verb, post[0])
+    for index in sorted(doc.matches(sig.FETCH_URL)):
+        fetch = doc.in_sentence(sig.FETCH_URL, index)[0]
+        if doc.in_sentence(sig.DATA_IN_URL, index) or (
+            _user_data(doc, index) and doc.in_sentence(sig.TRIGGER, index)
+        ):
+            return _hit(doc, Code.AI_EXFILTRATION, fetch)
+    for index in sorted(doc.matches(sig.DATA_IN_URL)):
+        link = doc.in_sentence(sig.DATA_IN_URL, index)[0]
+        if link.group().startswith("!") or doc.in_sentence(sig.TRANSFER, index):
+            return _hit(doc, Code.AI_EXFILTRATION, link)
+    for index in sorted(doc.matches(sig.POST_COMMAND)):
+        post = doc.in_sentence(sig.POST_COMMAND, index)[0]
+        if _has_address(doc, index) and doc.in_sentence(sig.TRIGGER, index):
+            return _hit(doc, Code.AI_EXFILTRATION, post)
+    return None
+
+
+_USER_DATA: Final = re.compile(
+    r"\b(?:conversations?|history|chats?|messages?|clipboard|transcripts?|credentials|"
+    r"passwords|secrets|tokens|keys|everything|complete|full|entire|all)\b|\buser'?s\b",
+    re.IGNORECASE,
+)
+
+
+def _user_data(doc: Document, index: int) -> bool:
+    return _USER_DATA.search(doc.sentence(index)) is not None
+
+
+def _has_address(doc: Document, index: int) -> bool:
+    return any(doc.in_sentence(pattern, index) for pattern in _ADDRESSES)
+
+
+def _read_only_note(context: ToolContext, doing: str) -> str:
+    if not context.read_only:
+        return ""
+    note = f"the tool is annotated readOnlyHint, yet its text {doing}"
+    if context.observed_effects:
+        note += "; inspection saw the server: " + "; ".join(context.observed_effects)
+    return note
+
+
+def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
+    for matches in doc.matches(sig.SELF_PREFERENCE).values():
+        return _hit(doc, Code.AI_TOOL_SHADOWING, matches[0])
+    for index in sorted(doc.matches(sig.BEHAVIOUR)):
+        behaviour = next(
+            (m for m in doc.in_sentence(sig.BEHAVIOUR, index) if _changes_behaviour(doc, m, index)),
+            None,
+        )
+        reference = next(_tool_references(doc, index, context), None)
+        if reference is None and index > 0 and behaviour is not None:
+            reference = next(_tool_references(doc, index - 1, context), None)
+        if behaviour is not None and reference is not None:
+            return _hit(doc, Code.AI_TOOL_SHADOWING, reference, behaviour)
+    return None
+
+
+_USER_ASKS: Final = re.compile(r"\b(?:user|users|they)\b", re.IGNORECASE)
+
+
+def _changes_behaviour(doc: Document, match: re.Match[str], index: int) -> bool:
+    """Not `when the user asks to send an email` (what the user wants), and a bare `use
+    X` / `call X` only under strict pressure (`you must ... by using read_text_file`)."""
+    said = match.group()
+    if _USER_ASKS.search(said):
+        return False
+    if sig.CALL_OTHER.fullmatch(said):
+        return bool(doc.in_sentence(sig.STRICT, index))
+    return True
+
+
+def _tool_references(doc: Document, index: int, context: ToolContext) -> Iterator[Span]:
+    """Other tools named in the sentence: `the X tool`, a popular server's tool, one of
+    the server's own other tools, `all communication tools`."""
+    own = context.own_tools - {context.tool_name or ""}
+    for match in doc.in_sentence(sig.NAMED_TOOL, index):
+        name = next((group for group in match.groups() if group), match.group())
+        name = name.strip("`'\"()").lower()
+        if name not in sig.NOT_A_NAME and name not in HOST_TOOLS and name != context.tool_name:
+            yield match.start(), match.end()
+    for match in doc.in_sentence(sig.SNAKE_NAME, index):
+        if match.group() in POPULAR_TOOLS or match.group() in own:
+            yield match.start(), match.end()
+    for match in doc.in_sentence(sig.OTHER_TOOLS, index):
+        yield match.start(), match.end()
+
+
+def hidden_markup(doc: Document, context: ToolContext) -> TextHit | None:
+    for found in (_comment(doc), _hiding_tag(doc), _padding(doc), _hidden_style(doc)):
+        if found is not None:
+            return _hit(doc, Code.AI_HIDDEN_MARKUP, found)
+    return None
+
+
+def _comment(doc: Document) -> Span | None:
+    """An HTML comment (an unclosed one runs to the end) that speaks to the model."""
+    text, at = doc.text, 0
+    while (opening := text.find(_COMMENT_OPEN, at)) >= 0:
+        closing = text.find(_COMMENT_CLOSE, opening + len(_COMMENT_OPEN))
+        end = len(text) if closing < 0 else closing + len(_COMMENT_CLOSE)
+        inside = text[opening + len(_COMMENT_OPEN) : end]
+        if not doc.in_code(opening) and _speaks(inside):
+            return opening, min(end, opening + 80)
+        at = end
+    return None
+
+
+def _speaks(inside: str) -> bool:
+    words = 0
+    for _ in _WORD.finditer(inside):
+        words += 1
+        if words >= _COMMENT_MIN_WORDS:
+            break
+    return words >= _COMMENT_MIN_WORDS and sig.MODEL_WORDS.search(inside) is not None
+
+
+def _hiding_tag(doc: Document) -> Span | None:
+    for match in sig.HIDING_TAG.finditer(doc.text):
+        words = re.split(r"[_:\-]", match.group(1).lower())
+        if any(word in sig.HIDING_TAG_WORDS for word in words) and not doc.in_code(
+            match.start()
+        ):
+            return match.start(), match.end()
+    return None
+
+
+def _padding(doc: Document) -> Span | None:
+    """Text pushed out of sight: a long run of spaces on a line, or of blank lines,
+    followed by more text (not a table's padding, not inside code)."""
+    text = doc.text
+    for pattern in (_WHITESPACE_RUN, _BLANK_LINES):
+        for match in pattern.finditer(text):
+            after = text[match.end() : match.end() + 1]
+            if after and not after.isspace() and after != "|" and not doc.in_code(match.start()):
+                return match.start(), min(len(text), match.end() + 40)
+    return None
+
+
+def _hidden_style(doc: Document) -> Span | None:
+    for pattern in (sig.STYLE_HIDDEN, sig.HIDDEN_FENCE):
+        for match in pattern.finditer(doc.text):
+            return match.start(), match.end()
+    return None
+
+
+def coercion(doc: Document, context: ToolContext) -> TextHit | None:
+    for index in sorted(doc.matches(sig.COERCE)):
+        match = _first_unnegated(doc, sig.COERCE, index)
+        if match is not None:
+            return _hit(doc, Code.AI_COERCION, match)
+    return None
+
+
+Rule = Callable[[Document, ToolContext], TextHit | None]
+RULES: Final[dict[Code, Rule]] = {
+    Code.AI_INSTRUCTION_OVERRIDE: instruction_override,
+    Code.AI_CONCEALMENT: concealment,
+    Code.AI_SENSITIVE_DATA: sensitive_data,
+    Code.AI_EXFILTRATION: exfiltration,
+    Code.AI_TOOL_SHADOWING: tool_shadowing,
+    Code.AI_HIDDEN_MARKUP: hidden_markup,
+    Code.AI_COERCION: coercion,
+}
+
+
 def judge(text: str, context: ToolContext = NO_CONTEXT) -> list[TextHit]:
-    return []
+    """The hits of every rule in one text, in CODE_ORDER (at most one per code)."""
+    if not text or text.isspace():
+        return []
+    doc = Document(text)
+    hits = [hit for code in CODE_ORDER if (hit := RULES[code](doc, context)) is not None]
+    if hits and context.read_only and context.observed_effects:
+        hits = [_with_effects(hit, context) for hit in hits]
+    return hits
+
+
+def _with_effects(hit: TextHit, context: ToolContext) -> TextHit:
+    if hit.note:
+        return hit
+    note = "the tool is annotated readOnlyHint; inspection saw the server: " + "; ".join(
+        context.observed_effects
+    )
+    return TextHit(hit.code, hit.spans, hit.context, note)

@@ -1,10 +1,704 @@
-"""Signals the rules combine (filled in next)."""
+"""The signals the rules combine: words and shapes that, alone, prove nothing.
+
+Each signal is a regular expression over one sentence (`document.Sentence`). The patterns
+are built so that none can backtrack catastrophically: alternations of literal words, gaps
+of at most a few words made of disjoint classes (`(?:\\w+\\W+){0,4}`), no unbounded
+quantifier followed by something it could also match. Runs of whitespace and comments are
+found by scanning (`document`), not by patterns.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from marketplace_rules.findings import Code
+
+_FLAGS: Final = re.IGNORECASE
+
+
+def _words(*words: str) -> str:
+    """An alternation of words or phrases; spaces match any run of whitespace."""
+    return "(?:" + "|".join(word.replace(" ", r"\s+") for word in words) + ")"
+
+
+def _gap(most: int) -> str:
+    """Up to `most` words between two signals (in one sentence)."""
+    return rf"(?:\w+[^\w.!?\n]+){{0,{most}}}?"
+
+
+def compile_(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, _FLAGS)
+
+
+# ---------- addressed to the model ----------
+
+NEGATION: Final = compile_(
+    r"(?:\bnot|\bnever|n't|\bno\b|\bavoid|\bwithout|\bnor|\bdon’t|\bshouldn’t|\bcannot)"
+    r"[^\w.!?\n]+(?:\w+[^\w.!?\n]+){0,2}$"
+)
+"""Checked against the few words before a verb: `do not send`, `never share your`."""
+
+MODAL: Final = compile_(
+    r"\b"
+    + _words(
+        "you must",
+        "you should",
+        "you need to",
+        "you have to",
+        "you will",
+        "you are required",
+        "you are instructed",
+        "must",
+        "always",
+        "make sure",
+        "be sure",
+        "ensure",
+        "remember to",
+        "important",
+        "mandatory",
+        "required",
+        "please",
+        "immediately",
+        "first",
+        "strictly",
+    )
+    + r"\b"
+    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|agent|model|llm)\b"
+    r"|\b(?:the\s+)?(?:ai|assistant|agent|model|llm)\s+(?:must|should|needs to|has to|"
+    r"is required to|is expected to|will)\b"
+)
+"""Pressure or an order: what makes a descriptive sentence an instruction."""
+
+TRIGGER: Final = compile_(
+    r"\b"
+    + _words(
+        "after any",
+        "after every",
+        "after each",
+        "after completing",
+        "after finishing",
+        "after reading",
+        "before returning",
+        "before responding",
+        "before using",
+        "before calling",
+        "before any",
+        "whenever",
+        "every time",
+        "each time",
+        "for every",
+        "for each",
+        "for all",
+        "on every",
+        "all future",
+        "always",
+        "automatically",
+        "also",
+        "as well",
+        "silently",
+        "hidden",
+        "in the background",
+    )
+    + r"\b"
+)
+"""An unconditional or standing order: data flows on every use, not on request."""
+
+# ---------- ignore earlier instructions ----------
+
+_OVERRIDE_VERBS: Final = _words(
+    "ignore",
+    "ignoring",
+    "disregard",
+    "disregarding",
+    "forget",
+    "forgetting",
+    "override",
+    "overriding",
+    "overrides",
+    "bypass",
+    "bypassing",
+    "discard",
+    "abandon",
+    "neglect",
+    "supersede",
+    "supersedes",
+    "replace",
+    "replaces",
+    "set aside",
+    "disable",
+    "disables",
+    "violate",
+)
+_EARLIER: Final = _words(
+    "previous",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "all",
+    "any",
+    "every",
+    "other",
+    "system",
+    "safety",
+    "security",
+    "original",
+    "initial",
+    "existing",
+    "your",
+    "the user's",
+    "user",
+    "developer",
+    "these",
+    "those",
+    "old",
+)
+_INSTRUCTION_NOUNS: Final = _words(
+    "instructions?",
+    "guidelines?",
+    "prompts?",
+    "directives?",
+    "restrictions?",
+    "constraints?",
+    "guardrails?",
+    "tool descriptions?",
+    "descriptions? of other tools",
+    "content filters?",
+    "safety filters?",
+    "programming",
+)
+_STRICT_EARLIER: Final = _words(
+    "previous",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "system",
+    "safety",
+    "security",
+    "original",
+    "initial",
+    "your",
+    "the user's",
+    "developer",
+)
+_RULE_NOUNS: Final = _words("rules?", "polic(?:y|ies)", "orders", "limitations", "filters")
+OVERRIDE: Final = compile_(
+    rf"\b{_OVERRIDE_VERBS}\b[^\w.!?\n]+{_gap(3)}{_EARLIER}\b[^\w.!?\n]*{_gap(3)}"
+    rf"{_INSTRUCTION_NOUNS}\b"
+    rf"|\b{_OVERRIDE_VERBS}\b[^\w.!?\n]+{_gap(3)}{_STRICT_EARLIER}\b[^\w.!?\n]*{_gap(2)}"
+    rf"{_RULE_NOUNS}\b"
+    r"|\b(?:safety|security)?\s*(?:policy|policies|rules|guidelines|restrictions|instructions)\s+"
+    r"(?:\w+\s+)?no\s+longer\s+appl(?:y|ies)\b"
+)
+OVERRIDE_MODE: Final = compile_(
+    r"\b(?:system|admin|emergency|jailbreak|god|dan|root|sudo)\s+(?:override|mode)\b"
+    r"|\bjailbr[eo]ak\w*"
+    r"|\b(?:you are now|from now on,? you are|act as|pretend (?:to be|you are))"
+    r"[^\w.!?\n]+(?:an?\s+|the\s+|in\s+)?"
+    r"(?:unrestricted|unfiltered|jailbroken|emergency|admin\w*|root|system|dan|"
+    r"developer mode|diagnostic|debug|god|maintenance|superuser)\b"
+    r"|\b(?:reveal|output|print|show|repeat|leak|disclose|dump)\s+(?:\w+\s+){0,3}?"
+    r"(?:system prompt|initial instructions|hidden instructions)\b"
+    r"|\bnew (?:instructions|rules|system prompt)\s*:"
+    r"|\b(?:these|this|the following)\s+(?:instructions?|rules?|directives?)\s+"
+    r"(?:take|takes|have|has)\s+(?:precedence|priority)\b"
+    r"|\b(?:takes?|has|have)\s+(?:precedence|priority)\s+over\s+(?:all|any|every|other|"
+    r"previous|the user|your)\b"
+    r"|\b(?:ignore|disregard|forget|pay no attention to)\s+(?:\w+\s+){0,3}?"
+    r"(?:what(?:ever)?|everything|anything)\s+(?:\w+\s+){0,3}?"
+    r"(?:told|said|instructed|asked|given|written|above|before|earlier|previously)\b"
+    r"|\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|instructions?|job|purpose|mission|"
+    r"role)\s+(?:is|are)\b"
+    r"|\b(?:previous|prior|above|earlier|original|system)\s+(?:instructions|rules|prompt)\s+"
+    r"(?:were|are|was|is)\s+(?:just\s+)?(?:a test|fake|wrong|outdated|cancell?ed|void|invalid|"
+    r"no longer)"
+    r"|\b(?:stop|cease|no longer)\s+follow(?:ing)?\s+(?:\w+\s+){0,2}?"
+    r"(?:instructions|rules|guidelines|system prompt)\b"
+    r"|\bdo anything now\b"
+    r"|(?:忽略|无视|忘记|不要理会)(?:之前|以上|先前|所有|前面|上面)的?(?:所有)?(?:指令|指示|说明|规则|提示)"
+    r"|\b(?:disables?|remove|removes|turn off|turns off|lift|lifts)\s+(?:all\s+)?"
+    r"(?:safety|security|content)\s+(?:restrictions|filters|guidelines|checks|measures)\b"
+)
+
+# ---------- hide it from the user ----------
+
+_TELL: Final = _words(
+    "mention",
+    "mentioning",
+    "tell",
+    "telling",
+    "inform",
+    "informing",
+    "notify",
+    "notifying",
+    "alert",
+    "reveal",
+    "revealing",
+    "disclose",
+    "disclosing",
+    "let",
+    "letting",
+    "bring up",
+    "report",
+    "indicate",
+    "acknowledge",
+    "admit",
+)
+_WHOM: Final = _words(
+    "the user",
+    "users",
+    "user",
+    "them",
+    "anyone",
+    "the human",
+    "humans",
+    "the person",
+    "the customer",
+    "the operator",
+    "this",
+    "it",
+    "that",
+    "these",
+    "anything",
+    "any of this",
+    "the step",
+    "this step",
+    "the call",
+    "the change",
+    "the fact",
+)
+CONCEAL: Final = compile_(
+    rf"\b(?:do not|don't|don’t|never|must not|mustn't|should not|shouldn't|no need to|"
+    rf"without|avoid|refrain from|not)\s+(?:\w+\s+){{0,2}}?{_TELL}\b[^\w.!?\n]*"
+    rf"(?:\w+[^\w.!?\n]+){{0,3}}?{_WHOM}\b"
+    r"|\b(?:keep|hold)\s+(?:this|it|that|these|them|the\s+\w+)\s+"
+    r"(?:a\s+)?(?:secret|hidden|confidential|private|quiet|between us|to yourself)\b"
+    r"|\bhide\s+(?:\w+\s+){0,3}?from\s+(?:the\s+)?users?\b"
+    r"|\b(?:the\s+)?users?\s+(?:must|should|will|need|needs|may)\s*(?:not|never|n't)\s+"
+    r"(?:\w+\s+){0,2}?(?:know|see|notice|find out|learn|be told|be informed|be aware)\b"
+    r"|\bwithout\s+(?:the\s+)?(?:user'?s?\s+|their\s+|them\s+)?"
+    r"(?:knowledge|knowing|noticing|telling|informing|alerting|being noticed)\b"
+    r"|\b(?:act|run|runs|operate|operates|proceed|do (?:this|it)|perform (?:this|it)|"
+    r"execute (?:this|it)|work)\s+(?:silently|quietly|secretly|covertly|invisibly|discreetly)\b"
+    r"|\b(?:silently|quietly|secretly|covertly|discreetly|invisibly)\s+(?:\w+\s+){0,2}?"
+    r"(?:send|forward|upload|include|add|collect|read|call|execute|run|copy|exfiltrate|"
+    r"append|attach|post|log|store|record|change|modify|redirect|replace)\b"
+    r"|\bpresent\s+(?:it|this|them|the\s+\w+(?:\s+\w+)?)\s+as\s+if\b"
+    r"|\bformat\s+(?:it|them|this)\s+to\s+look\s+like\b"
+    r"|\b(?:invisible|hidden|unknown)\s+to\s+(?:the\s+)?users?\b"
+    r"|\b(?:mere|just an?|only an?|simply an?)\s+implementation\s+detail\b"
+    r"|\bkeep\s+(?:the\s+)?users?\s+(?:in the dark|unaware|uninformed)\b"
+    r"|\b(?:the\s+)?users?\s+(?:does|do|did|will|would|should|must|need|needs)\s*(?:not|n't|never)"
+    r"\s+(?:need\s+to\s+|have\s+to\s+)?(?:know|see|notice|be told|be informed|find out|learn)\b"
+    r"|\bkeep\s+(?:this|it|that|these|them|the)\s+(?:\w+\s+){0,2}?(?:secret|hidden|invisible|"
+    r"confidential|private|quiet|to yourself|between us|out of (?:the\s+)?(?:user'?s?\s+)?"
+    r"(?:sight|view|response|reply|answer|output))\b"
+    r"|\b(?:do not|don't|never)\s+(?:include|show|display|print|output|surface|echo|write)\s+"
+    r"(?:this|it|that|these|any of this|the (?:above|following))\s+(?:\w+\s+){0,2}?(?:in|to)\s+"
+    r"(?:your|the)\s+(?:response|reply|answer|output|summary|chat|user)\b"
+    r"|\b(?:respond|reply|answer|continue|behave|proceed|act)\s+(?:\w+\s+){0,2}?as if\s+"
+    r"(?:nothing|everything|this|it|you|no)\b"
+    r"|\bpretend\s+(?:that\s+)?(?:nothing|you did not|you didn't|this|it)\b"
+    r"|\b(?:conceal|withhold)\s+(?:\w+\s+){0,4}?from\b"
+    r"|\b(?:hide|omit|suppress)\s+(?:\w+\s+){0,4}?from\s+(?:the\s+)?users?\b"
+    r"|\b(?:do not|don't|don’t|never|avoid|without)\s+(?:\w+\s+){0,2}?(?:mention|mentioning|"
+    r"disclose|disclosing|reveal|revealing|bring up|bringing up|surface|surfacing)\s+"
+    r"(?:\w+\s+){0,1}?(?:the|this|that|these|any|your|having|reading|accessing|sending|"
+    r"collecting|calling|including)\b"
+    r"|\bwithout\s+letting\s+(?:the\s+)?(?:user|them|anyone)\b"
+    r"|\b(?:bother|bothering|burden|burdening|worry|worrying|alarm|alarming)\s+(?:the\s+)?users?\s+"
+    r"(?:with|about)\b"
+    r"|\b(?:draw|drawing|call|calling)\s+(?:\w+\s+)?attention\s+to\s+(?:this|it|that)\b"
+    r"|\bunder no circumstances\s+(?:\w+\s+){0,2}?(?:tell|mention|inform|reveal|disclose|let)\b"
+    r"|\bnot\s+(?:be\s+)?(?:visible|shown|displayed)\s+to\s+(?:the\s+)?users?\b"
+    r"|\b(?:users?|they)\s+(?:won't|will not|cannot|can't|shouldn't|should not)\s+"
+    r"(?:\w+\s+)?(?:see|notice|know)\b"
+    r"|\bmake\s+no\s+mention\b|\b(?:remain|remains|stay|stays|kept|keep them)\s+unaware\b"
+    r"|\bleave\s+out\s+(?:any|all)\s+(?:mention|reference|trace)s?\b"
+    r"|\bin secret\b|\b(?:secretly|covertly|surreptitiously)\b"
+    r"|不要(?:告诉|提及|通知|透露|让)用户|对用户(?:隐瞒|保密)|悄悄"
+)
+
+# ---------- credentials and private files ----------
+
+SENSITIVE_STRONG: Final = compile_(
+    r"~/\.ssh\b|\B\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b"
+    r"|\bclaude_desktop_config\b|\B\.cursor/|/etc/(?:passwd|shadow|sudoers)\b"
+    r"|\B\.aws/credentials\b|\B\.git-credentials\b|\B\.netrc\b|\B\.npmrc\b|\B\.pypirc\b"
+    r"|\B\.docker/config\.json|\B\.kube/config\b|\B\.gnupg\b"
+    r"|(?<![\w.])\.env(?:\.local|\.production|\.development)?\b"
+    r"(?!\.(?:example|sample|template|dist|defaults))"
+    r"|\b(?:private|ssh|secret|signing|gpg|pgp)\s+keys?\b|\bseed\s+phrases?\b"
+    r"|\brecovery\s+phrases?\b|\bmnemonic\b|\bmaster\s+password\b|\bpasswords?\b"
+    r"|\bpasswd\b|\bpassphrases?\b|\bcredentials?\b|\bapi[\s_-]?keys?\b"
+    r"|\b(?:access|auth|authentication|bearer|session|refresh|oauth|api|github|slack)"
+    r"[\s_-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
+    r"|\bsecrets\b|\bconnection\s+strings?\b|\benv(?:ironment)?\s+files?\b"
+    r"|\bbrowser\s+(?:history|profile|passwords)\b"
+    r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
+    r"zsh_history)\b|\bauthorized_keys\b|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b"
+    r"|\bapplication_default_credentials\b|\b(?:2fa|otp|one-time|verification|mfa)\s+codes?\b"
+    r"|\bcredit\s+card\s+(?:numbers?|details)\b|\bcvv\b|\bsocial\s+security\s+numbers?\b"
+    r"|\bclient\s+secrets?\b|\bjwts?\b|\bpersonal\s+access\s+tokens?\b"
+    r"|\b(?:aws|gcp|azure|openai|anthropic|stripe|cloud)\s+(?:\w+\s+)?keys?\b"
+    r"|\b(?:signing|webhook)\s+secrets?\b|\benv(?:ironment)?\s+var(?:iable)?s\b"
+    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity)\b"
+    r"|私钥|密码|凭据|令牌"
+)
+"""Credentials, keys and the files that hold them (CONTRACT 14's list, and the usual
+others an agent host can read)."""
+
+_COLLECT: Final = _words(
+    "read",
+    "cat",
+    "open",
+    "access",
+    "collect",
+    "gather",
+    "harvest",
+    "extract",
+    "dump",
+    "grab",
+    "copy",
+    "scan",
+    "search for",
+    "look for",
+    "locate",
+    "enumerate",
+    "retrieve",
+    "obtain",
+    "steal",
+    "find",
+    "get",
+    "list",
+    "provide",
+    "give",
+    "show",
+    "display",
+    "echo",
+    "fetch the contents of",
+    "load the contents of",
+)
+_PASS: Final = _words(
+    "include",
+    "including",
+    "pass",
+    "put",
+    "send",
+    "forward",
+    "attach",
+    "append",
+    "embed",
+    "share",
+    "upload",
+    "post",
+    "email",
+    "e-mail",
+    "transmit",
+    "leak",
+    "submit",
+    "paste",
+    "output",
+    "print",
+    "reveal",
+    "contain",
+    "insert",
+    "add",
+    "store",
+    "save",
+    "log",
+    "return",
+)
+COLLECT_SENSITIVE: Final = compile_(
+    rf"\b(?:{_COLLECT}|{_PASS})\b[^\w.!?\n]*{_gap(10)}(?:{SENSITIVE_STRONG.pattern})"
+)
+"""A verb of reading or passing, then a sensitive noun: `read ~/.ssh/id_rsa`."""
+SENSITIVE_THEN_PASS: Final = compile_(
+    rf"(?:{SENSITIVE_STRONG.pattern})[^\n]{{0,80}}?\b(?:{_PASS})\s+"
+    r"(?:it|its|them|their|the(?:ir)?\s+contents?|this|these|that)\b"
+)
+"""A sensitive noun, then an order to pass it on: `some secret key, put it here`."""
+VERB_AT: Final = compile_(rf"\b(?:{_COLLECT}|{_PASS})\b")
+
+# ---------- send it elsewhere ----------
+
+URL: Final = compile_(r"\b(?:https?|s3|gs|ftp|wss?)://[^\s'\"<>)\]`]{1,2000}")
+EMAIL: Final = compile_(
+    r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}\b"
+    r"|\[email(?:&#160;|\s)protected\]"
+)
+PHONE: Final = compile_(r"(?<![\w+])\+\d[\d \-]{7,18}\d\b")
+DOMAIN: Final = compile_(
+    r"\b[a-z0-9-]{2,63}\.(?:com|net|org|io|dev|app|xyz|ru|cn|tk|example|site|online|info|"
+    r"biz|co|me|cc|top|link|click|onrender\.com)\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))"
+)
+PLACE: Final = compile_(
+    r"\b(?:our|my|the attacker'?s?|an? external|a remote|a third[- ]party|the following)\s+"
+    r"(?:\w+\s+){0,3}?(?:server|endpoint|collector|api|service|team|url|address|inbox|"
+    r"webhook|bucket|proxy|backup|log(?:ging)? server|mailbox|number|channel)\b"
+    r"|\bwebhooks?\b|\bb?cc\b|\bproxy\s+(?:number|address|server)\b"
+    r"|\b(?:attacker|evil|exfil|malicious)\b"
+    r"|\b(?:public|new)\s+(?:gist|repo|repository|issue|pastebin|paste)\b"
+)
+PARAMETER: Final = compile_(
+    r"(?:\b(?:the|a|its)\s+)?[`'\"]?\b[A-Za-z_][\w-]{0,40}[`'\"]?\s+"
+    r"(?:parameter|param|field|argument|arg)\b"
+    r"|\b(?:parameter|param|field|argument)\s+[`'\"][\w-]{1,40}[`'\"]"
+    r"|\bas\s+[`'\"][\w-]{1,40}[`'\"]"
+    r"|\bto\s+the\s+end\s+of\b"
+)
+"""Another place in a call: a parameter, a field, `as 'sidenote'`."""
+_TRANSFER: Final = _words(
+    "send",
+    "sending",
+    "forward",
+    "forwarding",
+    "upload",
+    "uploading",
+    "post",
+    "posting",
+    "email",
+    "e-mail",
+    "mail",
+    "transmit",
+    "exfiltrate",
+    "leak",
+    "relay",
+    "sync",
+    "submit",
+    "deliver",
+    "copy",
+    "bcc",
+    "cc",
+    "append",
+    "attach",
+    "embed",
+    "include",
+    "pass",
+    "add",
+    "share",
+    "log",
+    "backup",
+    "back up",
+    "redirect",
+    "route",
+    "mirror",
+    "transfer",
+    "dispatch",
+    "notify",
+    "beacon",
+    "ping",
+    "report back",
+    "exfil",
+    "change the recipient",
+    "replace the recipient",
+    "override the recipient",
+    "set the recipient",
+    "put",
+    "write",
+)
+TRANSFER: Final = compile_(rf"\b{_TRANSFER}\b")
+DATA: Final = compile_(
+    r"\b(?:contents?|data|files?|messages?|emails?|conversations?|history|chats?|"
+    r"results?|outputs?|responses?|information|info|details|everything|a copy|copy|"
+    r"clipboard|logs|documents?|user list|records|queries|quer(?:y|ies) results|"
+    r"prompts?|inputs?|arguments|body|location|reasoning|context|transcripts?|"
+    r"screenshots?|keystrokes|credentials|keys|tokens|passwords|secrets|them|it|these|"
+    r"summary|answers?|replies|notes|address(?:es)?)\b"
+)
+UPLOAD_COMMAND: Final = compile_(
+    r"\bcurl\b[^\n`]{0,300}?(?:-F\s*['\"]?\w*=@|-d\s*['\"]?@|--data(?:-binary)?\s*['\"]?@|"
+    r"--upload-file|-T\s)"
+    r"|\brequests\.post\s*\([^)\n]{0,200}?\bfiles\s*="
+    r"|\bcurl\b[^\n`]{0,200}?-d\s*@?/etc/"
+)
+"""A command that sends a local file: `curl -F file=@...`, `requests.post(files=...)`."""
+HARVEST_PARAMETER: Final = compile_(
+    r"\b(?:must|should|always|needs? to|has to)\s+(?:\w+\s+){0,2}?(?:contain|include|hold|carry)\s+"
+    r"(?:\w+\s+){0,3}?(?:complete|full|entire|whole|all|every|verbatim)\s+(?:\w+\s+){0,2}?"
+    r"(?:user|conversation|chat|messages?|history|context|transcript|prompt|input)"
+)
+"""A parameter that must carry the whole conversation: `context: MUST contain the
+COMPLETE user message`."""
+FETCH_URL: Final = compile_(
+    r"\b(?:fetch|visit|open|request|load|call|curl|wget|ping|hit)\s+(?:\w+\s+){0,2}?"
+    r"(?:https?://|the\s+(?:url|link|endpoint)\b)"
+)
+"""A GET that carries data out: `fetch https://x/?d=...` with the data named."""
+DATA_IN_URL: Final = compile_(
+    r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{0,300}?[?&=/](?:\{|<|\$|%s)"
+    r"|\bhttps?://[^\s'\"`]{0,300}?[?&]\w{1,30}=(?:\{\{|\$\{|<|\{|\[)"
+)
+"""Data put into a link or an image address: `![](https://x/?d={history})`."""
+POST_COMMAND: Final = compile_(
+    r"\bcurl\b[^\n`]{0,300}?(?:-X\s*POST|--data|-d\s|-F\s)|\brequests\.post\b|\bPOST request\b"
+)
+
+# ---------- other tools ----------
+
+TOOL_WORDS: Final = r"(?:tool|function|operation|server|method|command|plugin|skill)s?"
+NAMED_TOOL: Final = compile_(
+    rf"[`'\"(]?\b([A-Za-z][\w.-]{{1,60}})[`'\")]?\s+{TOOL_WORDS}\b"
+    rf"|\b{TOOL_WORDS}\s+[`'\"]([\w.-]{{2,60}})[`'\"]"
+    r"|\(mcp_\w+\)|\bmcp_[a-z0-9_]+\b"
+)
+"""A tool named as one: `the send_email tool`, `the "add" function`, `(mcp_whatsapp)`."""
+NOT_A_NAME: Final = frozenset(
+    {
+        "this", "that", "the", "a", "an", "same", "other", "any", "each", "every", "current",
+        "mcp", "your", "our", "its", "their", "which", "what", "new", "another", "all",
+        "these", "those", "some", "one", "single", "given", "specified", "selected", "first",
+        "second", "next", "previous", "following", "above", "below", "main", "main.", "to",
+        "of", "in", "on", "for", "by", "with", "from", "and", "or", "no", "not", "is", "be",
+        "using", "use", "call", "calls", "called", "run", "via", "local", "remote", "custom",
+        "external", "internal", "helper", "utility", "search", "fetch", "git", "github",
+        "cli", "http", "web", "api", "edge", "mcp.", "server", "such", "right", "relevant",
+        "appropriate", "available", "multiple", "specific", "built-in", "builtin",
+        "corresponding", "existing", "standard", "default", "related", "correct", "proper",
+        "different", "separate", "bash", "shell", "python", "node", "npm",
+    }
+)
+OTHER_TOOLS: Final = compile_(
+    r"\b(?:all|other|any|every)\s+(?:other\s+)?(?:\w+\s+)?(?:tools|servers|functions|plugins)\b"
+)
+BEHAVIOUR: Final = compile_(
+    r"\b(?:when|whenever|before|after|every time|each time|once)\b[^\w.!?\n]+"
+    r"(?:\w+[^\w.!?\n]+){0,5}?"
+    r"(?:invoked|invoking|called|calling|used|using|executed|executing|execute|running|"
+    r"sending|reading|is present|is available|are available|is loaded|is enabled|operation|"
+    r"(?:you|to)\s+(?:invoke|call|use|execute|run|send|read|create|write|delete|query))\b"
+    r"|\b(?:must|should|always|make sure to|be sure to|remember to)\s+(?:\w+\s+){0,2}?"
+    r"(?:pass|set|add|include|change|replace|append|prepend|modify|send|route|redirect|cc|bcc)\b"
+    r"|\b(?:has|have)\s+(?:been\s+)?(?:updated|changed|deprecated|replaced|moved|renamed)\b"
+    r"|\b(?:for\s+)?all\s+(?:subsequent|future|later)\s+(?:calls|uses|requests|invocations)\b"
+    r"|\bin conjunction with\b|\brequires?\s+(?:that\s+)?(?:you\s+)?(?:first|also)\b"
+    r"|\b(?:override|overrid|modif|chang|replac|redirect|alter|hijack|intercept|rewrit|"
+    r"swap)\w*\s+(?:\w+\s+){0,3}?(?:behaviou?rs?|recipients?|values?|arguments?|parameters?|"
+    r"results?|outputs?|destinations?|address(?:es)?|body|inputs?)\b"
+    r"|\b(?:instead of|rather than|in place of|no matter|regardless of)\b"
+    r"|\bshould\s+(?:never|not)\s+be\s+(?:invoked|called|used)\b"
+    r"|\b(?:never|do not|don't)\s+(?:use|call|invoke)\b"
+    r"|\bside[- ]effects?\b"
+    r"|\b(?:all|every|any)\s+calls?\s+to\b|\bgo(?:es)?\s+through\s+this\b"
+    r"|\b(?:replaces?|supersedes?|takes?\s+(?:the\s+)?place\s+of|deprecates?|shadows?)\b"
+    r"|\b(?:is|are)\s+(?:now\s+)?(?:broken|deprecated|unsafe|disabled|outdated|not working|"
+    r"compromised|unreliable)\b"
+    r"|\b(?:by\s+)?(?:using|use|call|calling|invoke|invoking)\s+(?:the\s+)?"
+    r"[`'\"]?[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
+)
+CALL_OTHER: Final = compile_(
+    r"(?:by\s+)?(?:using|use|call|calling|invoke|invoking)\s+(?:the\s+)?"
+    r"[`'\"]?[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+)
+STRICT: Final = compile_(
+    r"\b(?:must|always|make sure|strictly|mandatory|required to|you have to|you need to)\b"
+)
+SELF_PREFERENCE: Final = compile_(
+    r"\b(?:just\s+|only\s+|always\s+)?use\s+this\s+(?:tool|function)\s+"
+    r"(?:instead|no matter|regardless|for all|for every|for any|whenever|in place)\b"
+    r"|\bexecute\s+this\s+(?:tool|function)\s+and\s+(?:replace|use|return)\b"
+    r"|\b(?:modify|change|alter|override)\s+the\s+behaviou?r\s+of\b"
+    r"|\b(?:side[- ]effects?)\s+on\b"
+    r"|\bprefer\s+this\s+(?:tool|function|server)\b"
+    r"|\b(?:only|always)\s+use\s+this\s+(?:tool|function|server)\b"
+    r"|\b(?:never|do not|don't)\s+use\s+(?:any\s+)?other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
+)
+SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+# ---------- markup a human does not see ----------
+
+HIDING_TAG: Final = compile_(
+    r"<\s*([A-Za-z][\w:-]{0,40})(?:\s[^<>\n]{0,200})?>"
+)
+HIDING_TAG_WORDS: Final = frozenset(
+    {
+        "important", "system", "hidden", "hide", "secret", "instruction", "instructions",
+        "admin", "override", "priority", "critical", "mandatory", "directive", "directives",
+        "requirement", "requirements", "confidential", "internal", "sudo", "root",
+        "jailbreak", "sys", "private", "invisible", "ai", "assistant", "llm", "agent",
+        "model", "note", "notice", "warning", "urgent", "attention",
+    }
+)
+STYLE_HIDDEN: Final = compile_(
+    r"\bstyle\s*=\s*[\"'][^\"'<>]{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
+    r"font-size\s*:\s*0(?:px)?\s*[;\"']|opacity\s*:\s*0\s*[;\"'])"
+    r"|<\w+\s[^<>]{0,200}?\bhidden(?=[\s>=/])"
+    r"|(?m:^)[ \t]{0,3}\[(?://|comment|hidden|\w+)\]:[ \t]*(?:#|<>)[ \t]*[(\"']"
+    r"|<\|im_start\|>|<\|system\|>|\[INST\]|<<SYS>>|<\|endoftext\|>"
+    r"|\bfont-size\s*:\s*[01](?:px)?\s*[;\"']"
+)
+HIDDEN_FENCE: Final = compile_(
+    r"(?m:^)[ \t]{0,3}(?:```|~~~)[ \t]*\{?[ \t]*\.?(?:hidden|invisible|secret|system|ai-only|"
+    r"model-only|llm|agent|prompt-injection)\b"
+)
+MODEL_WORDS: Final = compile_(
+    r"\b(?:you|your|assistant|ai|model|llm|agent|claude|gpt|system|instructions?|important|"
+    r"must|always|never|ignore|tool|do not|don't|send|read|include|output|respond|reply|"
+    r"call|execute|run|user)\b"
+)
+
+# ---------- pressure ----------
+
+COERCE: Final = compile_(
+    r"\b(?:always|immediately|first)\s+(?:\w+\s+){0,2}?(?:call|use|invoke|run|consult|"
+    r"execute|query|trigger|check)\s+(?:this|the)\s+(?:tool|function)\b"
+    r"|\b(?:call|use|invoke|run|consult|execute|trigger)\s+this\s+(?:tool|function)\s+"
+    r"(?:\w+\s+){0,3}?(?:first|before|immediately|always|on every|for every|at the start)\b"
+    r"|\b(?:this\s+(?:tool|function)|it)\s+(?:must|should|needs to|has to|is required to)\s+"
+    r"(?:always\s+)?be\s+(?:called|used|invoked|run|executed|consulted)\s+(?:\w+\s+){0,2}?"
+    r"(?:first|before|always|on every|for every|prior|immediately|at the start|every time)\b"
+    r"|\b(?:before|prior to)\b[^\w.!?\n]+(?:\w+[^\w.!?\n]+){0,4}?(?:any|every|each|all)\s+"
+    r"(?:other\s+)?(?:\w+\s+)?(?:tools?|requests?|quer(?:y|ies)|messages?|prompts?|calls?|"
+    r"actions?|tasks?|questions?|responses?|content|operations?|replies)\b"
+    r"|\b(?:apply|use|run|do)\s+(?:it|this)\s+(?:to|for|in|on)\s+(?:every|each|all)\s+"
+    r"(?:future\s+)?(?:sessions?|requests?|conversations?|messages?|turns?|tasks?)\b"
+    r"|\bfailure to (?:call|use|invoke|run) this\b"
+    r"|\b(?:this|it) is (?:a )?(?:critical|mandatory|required)\s+(?:\w+\s+)?"
+    r"(?:requirement|step)\b[^.!?\n]{0,40}?\bnot optional\b"
+    r"|\bas the first step\b"
+    r"|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+at\s+the\s+"
+    r"(?:start|beginning|outset)\s+of\s+(?:every|each|any|all)\b"
+    r"|\bremember this instruction permanently\b"
+    r"|\b(?:this\s+(?:tool|function)|it)\s+(?:should|must)\s+(?:always\s+)?(?:be|remain)\s+"
+    r"(?:your|the)\s+(?:first|default|primary|only|go-to)\b"
+    r"|\bstart\s+(?:every|each|any|all)?\s*(?:\w+\s+)?(?:by|with)\s+(?:calling|using|invoking|"
+    r"running)\s+this\b"
+    r"|\b(?:call|calling|use|using|invoke|invoking)\s+this\s+(?:tool|function)\s+is\s+"
+    r"(?:required|mandatory)\s+(?:for|on|before)\s+(?:every|each|all|any)\b"
+    r"|\b(?:must|should)\s+(?:always\s+)?be\s+(?:called|invoked|used|run)\s+(?:first|before)\b"
+)
+
+# ---------- what a reviewer sees marked ----------
+
+_HIGHLIGHTED: Final[dict[Code, tuple[re.Pattern[str], ...]]] = {
+    Code.AI_INSTRUCTION_OVERRIDE: (OVERRIDE, OVERRIDE_MODE),
+    Code.AI_CONCEALMENT: (CONCEAL,),
+    Code.AI_SENSITIVE_DATA: (SENSITIVE_STRONG, VERB_AT),
+    Code.AI_EXFILTRATION: (URL, EMAIL, PHONE, DOMAIN, PLACE, PARAMETER, UPLOAD_COMMAND),
+    Code.AI_TOOL_SHADOWING: (NAMED_TOOL, OTHER_TOOLS, SELF_PREFERENCE, SNAKE_NAME),
+    Code.AI_HIDDEN_MARKUP: (HIDING_TAG, STYLE_HIDDEN, HIDDEN_FENCE, re.compile(r"<!--|-->")),
+    Code.AI_COERCION: (COERCE,),
+}
+_HIGHLIGHT_MAX_CHARS: Final = 2_000
 
 
 def highlight(quote: str, code: Code) -> list[tuple[int, int]]:
-    """Spans of `quote` a reviewer should see marked for a finding of `code`."""
-    return []
+    """Spans of `quote` a reviewer should see marked for a finding of `code`: the words
+    its signals match, sorted and merged (none for another code)."""
+    patterns = _HIGHLIGHTED.get(code, ())
+    text = quote[:_HIGHLIGHT_MAX_CHARS]
+    spans = sorted(
+        (match.start(), match.end())
+        for pattern in patterns
+        for match in pattern.finditer(text)
+        if match.end() > match.start()
+    )
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
