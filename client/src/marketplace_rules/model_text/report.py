@@ -57,7 +57,7 @@ def quote(text: str, hit: TextHit) -> str:
     shown = " ".join(text[start:end].split())
     lead = start > hit.context[0]
     if len(shown) > QUOTE_MAX or lead:
-        words = " ".join(text[start:min(end, max(last, first + 1) + QUOTE_MAX)].split())
+        words = " ".join(text[start : min(end, max(last, first + 1) + QUOTE_MAX)].split())
         shown = (_ELLIPSIS if lead else "") + words
         if len(shown) > QUOTE_MAX:
             shown = shown[: QUOTE_MAX - 1] + _ELLIPSIS

@@ -162,9 +162,7 @@ def _hit(doc: Document, code: Code, *matches: re.Match[str] | Span, note: str = 
     return TextHit(code, tuple(spans), doc.bounds[doc.sentence_of(spans[0][0])], note)
 
 
-def _first_unnegated(
-    doc: Document, pattern: re.Pattern[str], index: int
-) -> re.Match[str] | None:
+def _first_unnegated(doc: Document, pattern: re.Pattern[str], index: int) -> re.Match[str] | None:
     for match in doc.in_sentence(pattern, index):
         if not doc.negated(match.start()):
             return match
@@ -190,9 +188,7 @@ _CONDITION: Final = re.compile(r"\b(?:unless|until|when|whether)\b|(?<!\bas )\bi
 def concealment(doc: Document, context: ToolContext) -> TextHit | None:
     """`do not tell the user`, but not `do not mention pricing unless the user asks`."""
     for index in sorted(doc.matches(sig.CONCEAL)):
-        guarded = any(
-            doc.in_sentence(sig.SENSITIVE_STRONG, near) for near in (index - 1, index)
-        )
+        guarded = any(doc.in_sentence(sig.SENSITIVE_STRONG, near) for near in (index - 1, index))
         for match in doc.in_sentence(sig.CONCEAL, index):
             said = match.group()
             # Keeping a credential from everyone is advice, not hiding from the user.
@@ -261,7 +257,12 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         if verb is None:
             continue
         address = next(
-            (m for near in (index, index + 1) for p in _ADDRESSES for m in doc.in_sentence(p, near)),
+            (
+                m
+                for near in (index, index + 1)
+                for p in _ADDRESSES
+                for m in doc.in_sentence(p, near)
+            ),
             None,
         )
         links = [(m.start(), m.end()) for m in doc.in_sentence(sig.URL, index)]
@@ -292,9 +293,9 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         if link.group().startswith("!") or doc.in_sentence(sig.TRANSFER, index):
             return _hit(doc, Code.AI_EXFILTRATION, link)
     for index in sorted(doc.matches(sig.POST_COMMAND)):
-        post = doc.in_sentence(sig.POST_COMMAND, index)[0]
+        command = doc.in_sentence(sig.POST_COMMAND, index)[0]
         if _has_address(doc, index) and doc.in_sentence(sig.TRIGGER, index):
-            return _hit(doc, Code.AI_EXFILTRATION, post)
+            return _hit(doc, Code.AI_EXFILTRATION, command)
     return None
 
 
@@ -400,9 +401,7 @@ def _speaks(inside: str) -> bool:
 def _hiding_tag(doc: Document) -> Span | None:
     for match in sig.HIDING_TAG.finditer(doc.text):
         words = re.split(r"[_:\-]", match.group(1).lower())
-        if any(word in sig.HIDING_TAG_WORDS for word in words) and not doc.in_code(
-            match.start()
-        ):
+        if any(word in sig.HIDING_TAG_WORDS for word in words) and not doc.in_code(match.start()):
             return match.start(), match.end()
     return None
 

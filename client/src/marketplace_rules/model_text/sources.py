@@ -162,7 +162,7 @@ class FileTexts:
             return
         data = bytes(self._buffer)
         self._taken += len(data)
-        if b"\0" not in data[:8 * KIB]:  # a binary file named .txt is not text
+        if b"\0" not in data[: 8 * KIB]:  # a binary file named .txt is not text
             self.texts.append(file_text(self._path, data))
         self._path = None
         self._buffer = bytearray()
