@@ -272,12 +272,15 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
             if not any(start <= m.start() < end for start, end in links)
         ]
         pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
+        if _USER_INTENT.search(doc.sentence(index)):
+            continue  # what the user asked for
         if address is not None and (data or pressed or context.read_only):
             note = _read_only_note(context, "sends data")
             return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
         parameter = doc.in_sentence(sig.PARAMETER, index)
         private = _user_data(doc, index) or doc.in_sentence(sig.SENSITIVE_STRONG, index)
-        if parameter and data and pressed and private:
+        strong = _STRONG_USER_DATA.search(doc.sentence(index))
+        if parameter and data and private and (pressed or strong):
             return _hit(doc, Code.AI_EXFILTRATION, verb, parameter[0])
         post = doc.in_sentence(sig.POST_COMMAND, index)
         if post and pressed and _has_address(doc, index):
@@ -299,6 +302,16 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
     return None
 
 
+_USER_INTENT: Final = re.compile(
+    r"\b(?:the\s+)?users?\s+(?:asked|asks|requested|requests|wants|specified|specifies|named|"
+    r"chose|gave|provided)\b|\b(?:given|specified|requested|chosen)\s+by\s+the\s+user\b",
+    re.IGNORECASE,
+)
+_STRONG_USER_DATA: Final = re.compile(
+    r"\b(?:conversations?|chat\s+(?:log|history)|history|transcripts?|clipboard|credentials|"
+    r"passwords|secrets)\b",
+    re.IGNORECASE,
+)
 _USER_DATA: Final = re.compile(
     r"\b(?:conversations?|history|chats?|messages?|clipboard|transcripts?|credentials|"
     r"passwords|secrets|tokens|keys|everything|complete|full|entire|all)\b|\buser'?s\b",

@@ -317,6 +317,8 @@ CONCEAL: Final = compile_(
     r"(?:\w+\s+)?(?:see|notice|know)\b"
     r"|\bmake\s+no\s+mention\b|\b(?:remain|remains|stay|stays|kept|keep them)\s+unaware\b"
     r"|\bleave\s+out\s+(?:any|all)\s+(?:mention|reference|trace)s?\b"
+    r"|\bwithout\s+(?:any\s+)?(?:notification|notice|warning)\s+to\s+(?:the\s+)?users?\b"
+    r"|\bbetween\s+(?:you and me|us)\b"
     r"|\bin secret\b|\b(?:secretly|covertly|surreptitiously)\b"
     r"|不要(?:告诉|提及|通知|透露|让)用户|对用户(?:隐瞒|保密)|悄悄"
 )
@@ -334,7 +336,7 @@ SENSITIVE_STRONG: Final = compile_(
     r"|\brecovery\s+phrases?\b|\bmnemonic\b|\bmaster\s+password\b|\bpasswords?\b"
     r"|\bpasswd\b|\bpassphrases?\b|\bcredentials?\b|\bapi[\s_-]?keys?\b"
     r"|\b(?:access|auth|authentication|bearer|session|refresh|oauth|api|github|slack)"
-    r"[\s_-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
+    r"[\s-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
     r"|\bsecrets\b|\bconnection\s+strings?\b|\benv(?:ironment)?\s+files?\b"
     r"|\bbrowser\s+(?:history|profile|passwords)\b"
     r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
@@ -345,6 +347,7 @@ SENSITIVE_STRONG: Final = compile_(
     r"|\b(?:aws|gcp|azure|openai|anthropic|stripe|cloud)\s+(?:\w+\s+)?keys?\b"
     r"|\b(?:signing|webhook)\s+secrets?\b|\benv(?:ironment)?\s+var(?:iable)?s\b"
     r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity)\b"
+    r"|(?-i:\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b)"
     r"|私钥|密码|凭据|令牌"
 )
 """Credentials, keys and the files that hold them (CONTRACT 14's list, and the usual
@@ -372,6 +375,7 @@ _COLLECT: Final = _words(
     "steal",
     "find",
     "get",
+    "look up",
     "list",
     "provide",
     "give",
@@ -441,6 +445,9 @@ PLACE: Final = compile_(
     r"|\bwebhooks?\b|\bb?cc\b|\bproxy\s+(?:number|address|server)\b"
     r"|\b(?:attacker|evil|exfil|malicious)\b"
     r"|\b(?:public|new)\s+(?:gist|repo|repository|issue|pastebin|paste)\b"
+    r"|\bcomment\s+on\s+(?:the\s+)?(?:issue|pr|pull request)\b"
+    r"|\b(?:to|in|into)\s+(?:every|each|all)\s+(?:outgoing\s+)?(?:requests?|calls?|messages?|"
+    r"emails?|responses?)\b"
 )
 PARAMETER: Final = compile_(
     r"(?:\b(?:the|a|its)\s+)?[`'\"]?\b[A-Za-z_][\w-]{0,40}[`'\"]?\s+"
@@ -503,7 +510,7 @@ TRANSFER: Final = compile_(rf"\b{_TRANSFER}\b")
 DATA: Final = compile_(
     r"\b(?:contents?|data|files?|messages?|emails?|conversations?|history|chats?|"
     r"results?|outputs?|responses?|information|info|details|everything|a copy|copy|"
-    r"clipboard|logs|documents?|user list|records|queries|quer(?:y|ies) results|"
+    r"clipboard|logs?|documents?|user list|records|queries|quer(?:y|ies) results|"
     r"prompts?|inputs?|arguments|body|location|reasoning|context|transcripts?|"
     r"screenshots?|keystrokes|credentials|keys|tokens|passwords|secrets|them|it|these|"
     r"summary|answers?|replies|notes|address(?:es)?)\b"
@@ -613,13 +620,7 @@ NOT_A_NAME: Final = frozenset(
         "internal",
         "helper",
         "utility",
-        "search",
-        "fetch",
-        "git",
-        "github",
         "cli",
-        "http",
-        "web",
         "api",
         "edge",
         "mcp.",
@@ -673,7 +674,11 @@ BEHAVIOUR: Final = compile_(
     r"|\b(?:all|every|any)\s+calls?\s+to\b|\bgo(?:es)?\s+through\s+this\b"
     r"|\b(?:replaces?|supersedes?|takes?\s+(?:the\s+)?place\s+of|deprecates?|shadows?)\b"
     r"|\b(?:is|are)\s+(?:now\s+)?(?:broken|deprecated|unsafe|disabled|outdated|not working|"
-    r"compromised|unreliable)\b"
+    r"compromised|unreliable|not reliable|buggy|insecure)\b"
+    r"|\b(?:may|might|could)\s+be\s+(?:compromised|malicious|unsafe|broken|hijacked)\b"
+    r"|\b(?:has|have)\s+a\s+(?:known\s+)?(?:bug|flaw|vulnerability)\b|\bonly\s+trust\s+this\b"
+    r"|\b(?:pass|route|send|funnel)\s+(?:\w+\s+){0,3}?through\s+this\b"
+    r"|\b(?:must|should)\s+(?:always\s+)?be\s+(?:run|called|used|invoked|executed)\s+with\b"
     r"|\b(?:by\s+)?(?:using|use|call|calling|invoke|invoking)\s+(?:the\s+)?"
     r"[`'\"]?[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
 )
