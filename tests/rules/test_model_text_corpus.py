@@ -1,0 +1,43 @@
+"""The rules on text a model reads (CONTRACT 14) on the labelled corpus's `test` split:
+recall on poisoned texts and the false-positive rate on benign ones, as
+bench/findings_corpus.py defines them (`make bench-findings` prints the same figures per
+code). The corpus lives beside the repository (../shared/data), never in it: without it
+the test is skipped, except under CI=true, where it fails.
+
+On failure the message lists every missed poisoned text and every flagged benign text,
+with their codes: what to tune the rules on (on the `tune` split, never on this one).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from bench.findings_corpus import Measure, corpus_or_skip, measure
+
+RECALL_MIN = 0.90
+FALSE_POSITIVE_RATE_MAX = 0.03
+SPLIT = "test"
+
+
+@cache
+def _measured() -> Measure:
+    return measure(corpus_or_skip().split(SPLIT))
+
+
+def test_split_holds_both_kinds_of_text() -> None:
+    corpus = corpus_or_skip().split(SPLIT)
+    assert corpus.poisoned and corpus.benign, f"the corpus has no {SPLIT!r} split"
+
+
+def test_overall_recall_on_poisoned_texts() -> None:
+    result = _measured()
+    assert result.overall_recall >= RECALL_MIN, (
+        f"recall must be at least {RECALL_MIN}\n{result.report()}"
+    )
+
+
+def test_false_positive_rate_on_benign_texts() -> None:
+    result = _measured()
+    assert result.false_positive_rate <= FALSE_POSITIVE_RATE_MAX, (
+        f"the false-positive rate must be at most {FALSE_POSITIVE_RATE_MAX}\n{result.report()}"
+    )
