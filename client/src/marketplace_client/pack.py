@@ -30,6 +30,8 @@ from pathspec import GitIgnoreSpec
 from marketplace_client.errors import CliError
 from marketplace_rules.content import Listing
 from marketplace_rules.limits import ARCHIVE_MAX_MEMBERS, ARCHIVE_MAX_UNPACKED_BYTES
+from marketplace_rules.model_text import FileTexts, ModelText
+from marketplace_rules.model_text.sources import MODEL_TEXT_FILE_MAX_BYTES
 from marketplace_rules.secrets import HITS_PER_PACKAGE, FileScan, ScanBudget, SecretHit
 from marketplace_rules.traits import FileTraits, sample_size, traits_of
 from marketplace_rules.vocabulary import MANIFEST_NAME
@@ -233,11 +235,13 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
     against before packing. What cannot be packed is left out; packing refuses it.
 
     with_traits: also the traits of the notable files (`rules.traits`), from the mode
-    they will be packed with and their first bytes, and the secrets in their text
-    (`rules.secrets`), as the service takes them."""
+    they will be packed with and their first bytes, the secrets in their text
+    (`rules.secrets`), and the text files a model reads (`rules.model_text`), as the
+    service takes them."""
     files: dict[str, int] = {}
     traits: dict[str, FileTraits] = {}
     secrets: list[SecretHit] = []
+    entries: list[PackEntry] = []
     budget = ScanBudget()  # what all files' scans may examine together
     for arcname, path, folder_link in _walk(root):
         if folder_link:
@@ -247,12 +251,35 @@ def listing(root: Path, *, with_traits: bool = False) -> Listing:
         except (PackError, OSError):
             continue
         files[arcname] = entry.size
+        entries.append(entry)
         found = _traits(entry) if with_traits else None
         if found is not None and found.notable:
             traits[arcname] = found
         if with_traits and len(secrets) < HITS_PER_PACKAGE:
             secrets += _secrets(entry, budget)
-    return Listing(files=files, traits=traits, secrets=secrets[:HITS_PER_PACKAGE])
+    return Listing(
+        files=files,
+        traits=traits,
+        secrets=secrets[:HITS_PER_PACKAGE],
+        model_texts=_model_texts(entries) if with_traits else (),
+    )
+
+
+def _model_texts(entries: list[PackEntry]) -> list[ModelText]:
+    """The files a model reads, in the order `pack` writes them (the service takes the
+    first ones in archive order when a package has more than its caps), each read up to
+    its cap; a file that cannot be read is left out (packing it will fail)."""
+    texts = FileTexts()
+    for entry in sorted(entries, key=lambda entry: entry.arcname):
+        if not texts.wants(entry.arcname):
+            continue
+        try:
+            with entry.path.open("rb") as source:
+                data = source.read(MODEL_TEXT_FILE_MAX_BYTES)
+        except OSError:
+            continue
+        texts.add(entry.arcname, data)
+    return texts.texts
 
 
 def _secrets(entry: PackEntry, budget: ScanBudget) -> list[SecretHit]:

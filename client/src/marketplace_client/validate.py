@@ -3,7 +3,10 @@ plugin folder, at once, without sending anything.
 
 The rules are the service's (`marketplace_rules`): what publishing needs and automatic
 validation rejects (errors), and what a reviewer is shown (warnings and infos: the files,
-and with `--base` the changes against another folder, the last approved version's).
+the text a model reads in the manifest and the Markdown and text files, and with `--base`
+the changes against another folder, the last approved version's). The findings a version
+keeps are the service's function's (`rules.review.plugin_version_findings`), so they are
+the ones the service stores, in its order.
 The package is the one `publish` would send (`pack.select`: the same files left out, the
 secrets among them named) and its size is judged against the same limit: the service's
 (`GET /api/v1/limits`) when `--backend` names one or a login is stored, else the
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,12 +32,15 @@ from marketplace_client.manifest_check import problem_line, read_manifest
 from marketplace_client.options import JsonOption
 from marketplace_client.output import Output
 from marketplace_client.pack import IGNORE_FILE, PackError, listing, packed_size, select
-from marketplace_rules.changes import change_findings
-from marketplace_rules.files import file_findings
 from marketplace_rules.findings import FILE_PATH_PREFIX, SEVERITIES, Code, Finding
 from marketplace_rules.limits import MIB, PLUGIN_PACKAGE_MAX_MIB
-from marketplace_rules.manifest import UnreadableManifest, load_manifest, plugin_manifest_findings
-from marketplace_rules.review import ordered, package_secret_findings
+from marketplace_rules.manifest import (
+    UnreadableManifest,
+    load_manifest,
+    record_findings,
+    refusal_findings,
+)
+from marketplace_rules.review import ordered, plugin_version_findings
 from marketplace_rules.text import display
 from marketplace_rules.vocabulary import MANIFEST_NAME
 
@@ -75,15 +81,20 @@ def folder_findings(
         package = listing(plugin_dir, with_traits=True)
     except PackError as exc:  # an unreadable .marketplaceignore
         raise UsageProblem(exc.message) from exc
-    findings = [
-        *plugin_manifest_findings(manifest, package),
-        *package_secret_findings(manifest, package),
-        *file_findings(package),
-        *package_findings(plugin_dir, manifest, limit),
-    ]
-    if base is not None:
-        findings += change_findings(manifest, base)
-    return ordered(findings)
+    if manifest.get("main") == "":
+        # A configuration-only manifest goes up without a package: no file of the folder
+        # is read by a model. (Its files are still looked at for what the tool uploads
+        # itself, such as a local icon.)
+        package = replace(package, model_texts=())
+    return ordered(
+        [
+            *refusal_findings(manifest),
+            # What the service stores on the version, by the service's own function.
+            *plugin_version_findings(manifest, package, base=base, compared=base is not None),
+            *record_findings(manifest),
+            *package_findings(plugin_dir, manifest, limit),
+        ]
+    )
 
 
 def package_findings(

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from marketplace_rules.findings import FILE_PATH_PREFIX, Code, Finding, item_path
 from marketplace_rules.limits import ICON_MAX_BYTES, SYMLINK_HOPS_MAX, TEXT_FINDINGS_MAX
+from marketplace_rules.model_text.sources import ModelText
 from marketplace_rules.secrets import SecretHit
 from marketplace_rules.text import display, forbidden_chars, walk_strings
 from marketplace_rules.traits import FileTraits
@@ -39,12 +40,15 @@ class PackageFiles(Protocol):
 @dataclass(frozen=True)
 class Listing:
     """A package's files without an archive: a folder about to be packed, or a test's.
-    traits: those of its notable files (`rules.traits`), for `rules.files`."""
+    traits: those of its notable files (`rules.traits`), for `rules.files`; model_texts:
+    its Markdown and text files as a model reads them (`rules.model_text`), in package
+    order, each at `file:<path>`."""
 
     files: Mapping[str, int]
     symlinks: Mapping[str, str] = field(default_factory=dict)
     traits: Mapping[str, FileTraits] = field(default_factory=dict)
     secrets: Sequence[SecretHit] = ()  # found in its files (`rules.secrets`), masked
+    model_texts: Sequence[ModelText] = ()
 
 
 def content_findings(manifest: Mapping[str, Any], package: PackageFiles | None) -> list[Finding]:

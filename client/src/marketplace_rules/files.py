@@ -15,6 +15,7 @@ from typing import Final, Protocol
 from marketplace_rules.content import PackageFiles
 from marketplace_rules.findings import FILE_PATH_PREFIX, Code, Finding
 from marketplace_rules.limits import KIB, LARGE_FILE_BYTES, MIB
+from marketplace_rules.model_text.sources import ModelText
 from marketplace_rules.secrets import SecretHit
 from marketplace_rules.traits import FileTraits, ScriptStats, ShellPipe
 
@@ -33,14 +34,18 @@ OBFUSCATED_BASE64_BYTES: Final = 4 * KIB  # one quoted base64-looking literal
 
 
 class PackageTraits(PackageFiles, Protocol):
-    """A package's files and links, and the traits of its notable files (the others have
-    none worth a finding)."""
+    """A package's files and links, the traits of its notable files (the others have
+    none worth a finding), the secrets in their text, and the text files a model reads
+    (`rules.model_text`, each at `file:<path>`)."""
 
     @property
     def traits(self) -> Mapping[str, FileTraits]: ...
 
     @property
     def secrets(self) -> Sequence[SecretHit]: ...
+
+    @property
+    def model_texts(self) -> Sequence[ModelText]: ...
 
 
 _PLAIN = FileTraits()

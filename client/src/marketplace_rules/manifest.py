@@ -427,6 +427,17 @@ def plugin_manifest_findings(
 ) -> list[Finding]:
     """Every finding for a plugin folder about to be published: the service's steps in the
     service's order (a package goes up when main is non-empty), then the record's."""
+    return [
+        *refusal_findings(manifest),
+        *content_findings(manifest, package),
+        *record_findings(manifest, publishing=publishing),
+    ]
+
+
+def refusal_findings(manifest: Mapping[str, Any]) -> list[Finding]:
+    """The service's steps before automatic validation, in its order: what refuses an
+    upload or create-version (nothing is stored), as opposed to the findings a version
+    keeps (`rules.review`)."""
     findings = [
         *identity_findings(manifest),
         *category_findings(manifest),
@@ -435,8 +446,6 @@ def plugin_manifest_findings(
     main = manifest.get("main")
     if isinstance(main, str):
         findings += distribution_findings(manifest, has_package=bool(main))
-    findings += content_findings(manifest, package)
-    findings += record_findings(manifest, publishing=publishing)
     return findings
 
 

@@ -17,6 +17,7 @@ from marketplace_rules.content import content_findings, text_findings
 from marketplace_rules.files import PackageTraits, file_findings
 from marketplace_rules.findings import SEVERITIES, Code, Finding
 from marketplace_rules.limits import FINDING_MESSAGE_MAX, FINDING_PATH_MAX, FINDINGS_MAX
+from marketplace_rules.model_text import manifest_texts, model_text_findings
 from marketplace_rules.secrets import scan_document, secret_findings
 
 SCENARIO_PACKAGE_MANIFEST = "package"
@@ -29,17 +30,28 @@ def plugin_version_findings(
     package: PackageTraits | None,
     *,
     base: Mapping[str, Any] | None,
+    compared: bool = True,
 ) -> list[Finding]:
-    """A plugin version's findings: automatic validation, its files, and the changes
-    against `base`, the last approved version's manifest (None: there is none)."""
+    """A plugin version's findings: automatic validation, its files, the text a model
+    reads (its manifest's, its Markdown and text files'), and the changes against
+    `base`, the last approved version's manifest (None: there is none, the first
+    version's permissions are listed). compared=False leaves the changes out: the
+    publishing tool without a base folder does not know the last approved version."""
     return finalize(
         [
             *content_findings(manifest, package),
             *package_secret_findings(manifest, package),
             *file_findings(package),
-            *change_findings(manifest, base),
+            *model_text_findings(manifest_texts(manifest)),
+            *package_text_findings(package),
+            *(change_findings(manifest, base) if compared else []),
         ]
     )
+
+
+def package_text_findings(package: PackageTraits | None) -> list[Finding]:
+    """What the package's Markdown and text files tell a model (CONTRACT 14)."""
+    return model_text_findings(package.model_texts) if package is not None else []
 
 
 def package_secret_findings(
@@ -71,15 +83,22 @@ def scenario_version_findings(
     base: Mapping[str, Any] | None,
 ) -> list[Finding]:
     """A scenario version's findings: hidden characters in its metadata, its package's
-    manifest and file names; its files; its permissions against `base`, the last
-    approved version's metadata. A scenario's manifest.json has no schema of its own, so
-    the plugin rules about main, UI, icon and config items do not apply to it."""
+    manifest and file names; its files; the text a model reads (its metadata's, its
+    package manifest's under `package`, its package's Markdown and text files'); its
+    permissions against `base`, the last approved version's metadata. A scenario's
+    manifest.json has no schema of its own, so the plugin rules about main, UI, icon and
+    config items do not apply to it."""
+    texts = [*manifest_texts(metadata)]
+    if package_manifest is not None:
+        texts += manifest_texts(package_manifest, SCENARIO_PACKAGE_MANIFEST)
     return finalize(
         [
             *text_findings(scenario_document(metadata, package_manifest), package),
             *secret_findings(scan_document(metadata).hits),
             *(secret_findings(package.secrets) if package is not None else []),
             *file_findings(package),
+            *model_text_findings(texts),
+            *package_text_findings(package),
             *change_findings(metadata, base),
         ]
     )

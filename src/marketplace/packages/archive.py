@@ -36,6 +36,8 @@ from marketplace_rules.limits import (
     SYMLINK_HOPS_MAX,
     UNPACKED_PER_PACKAGE_BYTES,
 )
+from marketplace_rules.model_text import FileTexts, ModelText, is_model_text_file
+from marketplace_rules.model_text.sources import MODEL_TEXT_FILE_MAX_BYTES
 from marketplace_rules.secrets import (
     HITS_PER_PACKAGE,
     TOKENS_MAX,
@@ -141,6 +143,9 @@ class ArchiveInfo:
     # tokens among them, which the service revokes (kept out of repr: never logged).
     secrets: tuple[SecretHit, ...] = ()
     found_tokens: frozenset[str] = field(default=frozenset(), repr=False)
+    # The Markdown and text files a model reads (rules.model_text), within its caps, in
+    # archive order, each at `file:<path>`.
+    model_texts: tuple[ModelText, ...] = ()
 
 
 def inspect_archive(
@@ -406,6 +411,8 @@ class _Survey:
     # What all files' secret scans may examine together (a hostile package's cost is bounded).
     scan_budget: ScanBudget = field(default_factory=ScanBudget)
     tokens: set[str] = field(default_factory=set, repr=False)
+    # The files a model reads, collected from the pieces the secret scan reads.
+    texts: FileTexts = field(default_factory=FileTexts)
 
     def add(self, member: tarfile.TarInfo, tar: tarfile.TarFile) -> None:
         self.members += 1
@@ -505,6 +512,7 @@ class _Survey:
                 head = self._read_scanning(member, name, tar)
             else:
                 self._scan(name, [head])
+                self.texts.add(name, head)
             found = traits_of(name, member.mode, head)
         else:
             return
@@ -513,13 +521,22 @@ class _Survey:
 
     def _read_scanning(self, member: tarfile.TarInfo, name: str, tar: tarfile.TarFile) -> bytes:
         """The file's first bytes (at least `sample_size`), the whole of it scanned for
-        secrets unless it turns out binary (tarfile skips what is left unread)."""
+        secrets unless it turns out binary (tarfile skips what is left unread). A file a
+        model reads is kept from the same pieces, up to its cap, for `rules.model_text`."""
         extracted = tar.extractfile(member)
         if extracted is None:  # pragma: no cover - regular members always have data
             return b""
         with extracted:
             head = extracted.read(max(sample_size(name), _CHUNK))
-            self._scan(name, _pieces(head, extracted))
+            pieces = _pieces(head, extracted)
+            if not self.texts.wants(name):
+                self._scan(name, pieces)
+                return head
+            self.texts.open(name)
+            fed = _Fed(pieces, self.texts)
+            self._scan(name, fed)
+            fed.rest(MODEL_TEXT_FILE_MAX_BYTES)  # what the scan left unread (it stops early)
+            self.texts.close()
         return head
 
     def _scan(self, name: str, pieces: Iterable[bytes]) -> None:
@@ -556,7 +573,19 @@ class _Survey:
                 for name, hit in self.secrets[:HITS_PER_PACKAGE]
             ),
             found_tokens=frozenset(self.tokens),
+            model_texts=self._model_texts(strip),
         )
+
+    def _model_texts(self, strip: int) -> tuple[ModelText, ...]:
+        """The collected texts at their paths relative to the package root. A file was
+        chosen by its name before the root folder was known: one that only looked like a
+        prompt for a root named `prompts` is left out."""
+        texts: list[ModelText] = []
+        for text in self.texts.texts:
+            relative = text.path.removeprefix(FILE_PATH_PREFIX)[strip:]
+            if is_model_text_file(relative):
+                texts.append(replace(text, path=FILE_PATH_PREFIX + relative))
+        return tuple(texts)
 
     def _check_link_resolution(self) -> None:
         # Each target is inside lexically; resolving through the other links catches
@@ -665,6 +694,29 @@ def _escapes(path: str, symlinks: dict[str, str]) -> bool:
             return True
         pending = target.replace("\\", "/").split("/") + pending
     return False
+
+
+class _Fed:
+    """The pieces of a file, each handed to the model-text collector as it is read."""
+
+    def __init__(self, pieces: Iterator[bytes], texts: FileTexts) -> None:
+        self._pieces = pieces
+        self._texts = texts
+        self.read = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for piece in self._pieces:
+            self._texts.feed(piece)
+            self.read += len(piece)
+            yield piece
+
+    def rest(self, limit: int) -> None:
+        """Read on until `limit` bytes were fed or the file ends."""
+        if self.read >= limit:
+            return
+        for _piece in self:
+            if self.read >= limit:
+                return
 
 
 def _pieces(head: bytes, rest: IO[bytes]) -> Iterator[bytes]:
