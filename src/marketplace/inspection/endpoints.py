@@ -20,6 +20,7 @@ from marketplace.kit.schemas import Envelope
 from marketplace.models import PluginVersion, ReviewStatus
 from marketplace.plugins.kind import PLUGINS
 from marketplace_rules.changes import permissions_of
+from marketplace_rules.model_text import AI_CODES
 
 router = api_router(prefix="/api/v1/plugins", tags=["marketplace: public"])
 
@@ -33,7 +34,8 @@ async def capabilities(
 ) -> Envelope[CapabilitiesOut]:
     """The tools, prompts and observed behaviour of an approved version of a listed plugin
     (`latest`: the current version), with the permissions it declares and those its
-    behaviour needs beyond them. An unlisted plugin is 404, like an unknown one."""
+    behaviour needs beyond them, and the findings about the text it gives a model
+    (`warnings`). An unlisted plugin is 404, like an unknown one."""
     plugin = await listed_plugin(session, plugin_id)
     query = PLUGINS.loading_versions(
         select(PluginVersion).where(PluginVersion.plugin_id == plugin.id)
@@ -59,6 +61,7 @@ async def capabilities(
         "declared": list(dict.fromkeys(permissions_of(chosen.manifest))),
         "observed": inspection["observed"],
         "undeclared": inspection["undeclared"],
+        "warnings": [f for f in chosen.findings if f.get("code") in AI_CODES],
     }
     return Envelope(data=CapabilitiesOut.model_validate(data))
 

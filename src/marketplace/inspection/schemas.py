@@ -9,6 +9,7 @@ from pydantic import Field
 
 from marketplace.kit.schemas import OutputModel
 from marketplace.models import InspectionStatus, PluginInspection
+from marketplace.publishing.schemas import FindingOut
 
 Status = Literal["queued", "running", "done", "failed", "not_applicable"]
 
@@ -111,3 +112,8 @@ class CapabilitiesOut(OutputModel):
     declared: list[str]
     observed: ObservedOut
     undeclared: list[str]
+    warnings: list[FindingOut] = Field(
+        description="The version's findings about text a model reads (CONTRACT 14, the "
+        "ai-* codes), in the order the version keeps them: its manifest's, its files', "
+        "and its server's instructions, tools and prompts once inspection ended."
+    )

@@ -5,7 +5,9 @@ An error finding (an undeclared capability) rejects a pending version (reviewedB
 `system`, trigger auto-validation) and takes down a version an administrator approved
 before the inspection ended (audit TAKEDOWN, revocation list, current version moving back).
 The findings replace the version's earlier inspection findings, so a retried job never
-lists one twice.
+lists one twice; among them the text findings over what the server offers a model (CONTRACT
+14: its instructions, tools and prompts), while the upload's (manifest and files) stay.
+Those are warnings and infos: they never reject nor take down.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from marketplace.publishing.findings import as_stored
 from marketplace.publishing.lookup import lock_item, locked_version_with_item
 from marketplace.publishing.takedown import REASON_MAX_CHARS, take_down_version
 from marketplace_rules.findings import Code, Finding, Severity
+from marketplace_rules.model_text import AI_CODES, inspection_texts, model_text_findings
 from marketplace_rules.review import finalize
 
 INSPECTION_CODES = frozenset(
@@ -44,6 +47,23 @@ INSPECTION_CODES = frozenset(
         Code.INSTRUCTIONS_CHANGED,
     }
 )
+
+# Paths of the text findings (CONTRACT 14) over what the server offers a model: found at
+# inspection's end, replaced with the inspection's other findings; the same codes at
+# manifest paths and `file:` paths are the upload's and stay.
+INSPECTION_TEXT_PATHS = ("tool:", "prompt:")
+INSPECTION_TEXT_PATH = "instructions"
+
+
+def is_inspection_finding(finding: dict[str, Any]) -> bool:
+    """A stored finding that inspection's end wrote (and a retried job writes again)."""
+    code = finding.get("code")
+    if code in INSPECTION_CODES:
+        return True
+    path = str(finding.get("path") or "")
+    return code in AI_CODES and (
+        path.startswith(INSPECTION_TEXT_PATHS) or path == INSPECTION_TEXT_PATH
+    )
 
 
 # A report is loaded with its version: it stays small whatever the server lists.
@@ -107,7 +127,24 @@ async def _apply(
     base = await _base_report(session, version) if report.status == "done" else None
     if base is not None:
         findings += judgement.change_findings(row.report, base)
+    if report.status == InspectionStatus.DONE.value:
+        findings += server_text_findings(row.report)
     await _record(session, version, findings)
+
+
+def server_text_findings(stored: dict[str, Any]) -> list[Finding]:
+    """What the server tells a model (CONTRACT 14), as the stored report keeps it: its
+    instructions, its tools' descriptions and those in their input schemas, its prompts'
+    descriptions; each judged with what is known of its server."""
+    server = stored.get("server")
+    listing = {
+        **stored,
+        "instructions": server.get("instructions") if isinstance(server, dict) else None,
+    }
+    findings: list[Finding] = []
+    for text, context in inspection_texts(listing):
+        findings += model_text_findings([text], context)
+    return findings
 
 
 async def _record(session: AsyncSession, version: PluginVersion, findings: list[Finding]) -> None:
@@ -115,7 +152,7 @@ async def _record(session: AsyncSession, version: PluginVersion, findings: list[
     kept = [
         Finding(Code(f["code"]), cast(Severity, f["severity"]), f["path"], f["message"])
         for f in version.findings
-        if f.get("code") not in INSPECTION_CODES
+        if not is_inspection_finding(f)
     ]
     # Within the caps every version's findings keep (count, message and path lengths).
     version.findings = as_stored(finalize([*kept, *findings]))
