@@ -20,6 +20,7 @@ from typing import Final
 
 from marketplace_rules.findings import Code, Severity
 from marketplace_rules.model_text import signals as sig
+from marketplace_rules.model_text.gates import GateIndex, Signal
 from marketplace_rules.model_text.popular import HOST_TOOLS, POPULAR_TOOLS
 from marketplace_rules.model_text.sources import NO_CONTEXT, ToolContext
 
@@ -46,7 +47,7 @@ _BOUNDARY: Final = re.compile(
     r"|(?<=[.!?。！？])[\"'”’)\]*_]{0,3}\n"
     r"|\n[ \t]*\n"
     r"|\n(?=[ \t]{0,12}(?:[-*+•]\s|\d{1,3}[.)]\s|#|>|\||```|~~~))"
-    r"|<!--|-->|<[^<>\n]{1,120}>"
+    r"|<!--|-->|(?<![=(/?&\w])<[A-Za-z/!][^<>\n]{0,120}>"
 )
 _INLINE_CODE: Final = re.compile(r"`[^`\n]{1,300}`")
 _FENCE: Final = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
@@ -89,12 +90,19 @@ class TextHit:
 
 @dataclass
 class Document:
-    """A text cut into sentences, with each signal's matches filed by sentence."""
+    """A text cut into sentences; each signal's matches found sentence by sentence, only
+    where its gate words occur (`gates`), and kept once found.
+
+    gated=False tries every alternative in every sentence: the same results, slower (the
+    tests compare both)."""
 
     text: str
+    gated: bool = True
     bounds: list[Span] = field(init=False)
     _starts: list[int] = field(init=False)
-    _found: dict[re.Pattern[str], dict[int, list[re.Match[str]]]] = field(
+    _sentences_with: dict[str, set[int]] = field(init=False, default_factory=dict)
+    _words: list[set[str]] = field(init=False, default_factory=list)
+    _found: dict[tuple[re.Pattern[str], int], list[re.Match[str]]] = field(
         init=False, default_factory=dict
     )
     _code: list[Span] | None = field(init=False, default=None)
@@ -112,6 +120,12 @@ class Document:
             bounds.append((start, len(self.text)))
         self.bounds = bounds or [(0, len(self.text))]
         self._starts = [first for first, _ in self.bounds]
+        self._words = [set() for _ in self.bounds]
+        if self.gated:
+            for offset, word in _GATES.words_at(self.text):
+                index = self.sentence_of(offset)
+                self._words[index].add(word)
+                self._sentences_with.setdefault(word, set()).add(index)
 
     def sentence_of(self, at: int) -> int:
         return max(0, bisect.bisect_right(self._starts, at) - 1)
@@ -120,19 +134,70 @@ class Document:
         first, last = self.bounds[index]
         return self.text[first:last]
 
-    def matches(self, pattern: re.Pattern[str]) -> dict[int, list[re.Match[str]]]:
-        """pattern's matches over the whole text, by the sentence each starts in."""
-        found = self._found.get(pattern)
-        if found is None:
-            found = {}
-            for match in pattern.finditer(self.text):
-                if match.end() > match.start():
-                    found.setdefault(self.sentence_of(match.start()), []).append(match)
-            self._found[pattern] = found
-        return found
+    def _present(self, signal: Signal, index: int, spanning: bool) -> set[str]:
+        """The signal's gate words in sentence `index` (and the next, for a signal that
+        runs on into it)."""
+        present = set(signal.words & self._words[index])
+        if spanning and index + 1 < len(self._words):
+            present |= signal.words & self._words[index + 1]
+        return present
+
+    def may_match(self, pattern: re.Pattern[str], index: int) -> bool:
+        """Whether any alternative of the signal is open in sentence `index` (cheap: no
+        pattern is run)."""
+        if not self.gated or not 0 <= index < len(self.bounds):
+            return self.gated is False and 0 <= index < len(self.bounds)
+        signal = _GATES.signals[pattern]
+        if signal.ungated:
+            return True
+        return signal.any_open(self._present(signal, index, pattern in sig.SPANNING))
 
     def in_sentence(self, pattern: re.Pattern[str], index: int) -> list[re.Match[str]]:
-        return self.matches(pattern).get(index, [])
+        """pattern's matches that start in sentence `index`, first first."""
+        if not 0 <= index < len(self.bounds):
+            return []
+        key = (pattern, index)
+        found = self._found.get(key)
+        if found is None:
+            first, last = self.bounds[index]
+            spanning = pattern in sig.SPANNING
+            stop = min(len(self.text), last + sig.SPAN_CHARS) if spanning else last
+            signal = _GATES.signals[pattern]
+            tried = (
+                signal.open_in(self._present(signal, index, spanning))
+                if self.gated
+                else signal.alternatives
+            )
+            found = [
+                match
+                for alternative in tried
+                for match in alternative.pattern.finditer(self.text, first, stop)
+                if match.end() > match.start() and match.start() < last
+            ]
+            if len(tried) > 1:
+                found.sort(key=lambda match: match.start())
+            self._found[key] = found
+        return found
+
+    def matches(self, pattern: re.Pattern[str]) -> dict[int, list[re.Match[str]]]:
+        """pattern's matches by the sentence each starts in (only sentences with one)."""
+        found: dict[int, list[re.Match[str]]] = {}
+        for index in self._candidates(pattern):
+            if matches := self.in_sentence(pattern, index):
+                found[index] = matches
+        return found
+
+    def _candidates(self, pattern: re.Pattern[str]) -> list[int]:
+        every = range(len(self.bounds))
+        signal = _GATES.signals[pattern]
+        if not self.gated or signal.ungated:
+            return list(every)
+        spanning = pattern in sig.SPANNING
+        indexes: set[int] = set()
+        for word in signal.words.intersection(self._sentences_with):
+            for at in self._sentences_with[word]:
+                indexes.update((at - 1, at) if spanning else (at,))
+        return sorted(index for index in indexes if index >= 0 and self.may_match(pattern, index))
 
     def negated(self, at: int) -> bool:
         """Whether the words just before `at` (in its sentence) negate it."""
@@ -200,11 +265,14 @@ def concealment(doc: Document, context: ToolContext) -> TextHit | None:
 
 
 def sensitive_data(doc: Document, context: ToolContext) -> TextHit | None:
-    candidates = {**doc.matches(sig.SENSITIVE_THEN_PASS)}
-    for index, matches in doc.matches(sig.COLLECT_SENSITIVE).items():
-        candidates[index] = [*matches, *candidates.get(index, [])]
-    for index in sorted(candidates):
-        for match in candidates[index]:
+    # Only where a sensitive noun stands (or, for a pass-on order, the sentence before).
+    nouns = doc.matches(sig.SENSITIVE_STRONG)
+    for index in sorted(nouns):
+        matches = [
+            *doc.in_sentence(sig.COLLECT_SENSITIVE, index),
+            *doc.in_sentence(sig.SENSITIVE_THEN_PASS, index),
+        ]
+        for match in sorted(matches, key=lambda match: match.start()):
             if _sensitive_order(doc, index, match):
                 return _hit(doc, Code.AI_SENSITIVE_DATA, match)
     return None
@@ -245,7 +313,7 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
     for pattern in (sig.UPLOAD_COMMAND, sig.HARVEST_PARAMETER):
         for matches in doc.matches(pattern).values():
             return _hit(doc, Code.AI_EXFILTRATION, matches[0])
-    for index in sorted(doc.matches(sig.TRANSFER)):
+    for index in _exfiltration_candidates(doc):
         verb = next(
             (
                 m
@@ -302,6 +370,21 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
     return None
 
 
+def _exfiltration_candidates(doc: Document) -> list[int]:
+    """Sentences where data could be sent: an address here or in the next sentence, a
+    parameter, a POST."""
+    found: list[int] = []
+    for index in range(len(doc.bounds)):
+        near = (index, index + 1)
+        if doc.may_match(sig.TRANSFER, index) and any(
+            doc.may_match(pattern, at) for pattern in _ADDRESSES for at in near
+        ):
+            found.append(index)
+        elif doc.may_match(sig.PARAMETER, index) or doc.may_match(sig.POST_COMMAND, index):
+            found.append(index)
+    return found
+
+
 _USER_INTENT: Final = re.compile(
     r"\b(?:the\s+)?users?\s+(?:asked|asks|requested|requests|wants|specified|specifies|named|"
     r"chose|gave|provided)\b|\b(?:given|specified|requested|chosen)\s+by\s+the\s+user\b",
@@ -339,7 +422,7 @@ def _read_only_note(context: ToolContext, doing: str) -> str:
 def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
     for matches in doc.matches(sig.SELF_PREFERENCE).values():
         return _hit(doc, Code.AI_TOOL_SHADOWING, matches[0])
-    for index in sorted(doc.matches(sig.BEHAVIOUR)):
+    for index in _reference_candidates(doc):
         behaviour = next(
             (m for m in doc.in_sentence(sig.BEHAVIOUR, index) if _changes_behaviour(doc, m, index)),
             None,
@@ -350,6 +433,15 @@ def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
         if behaviour is not None and reference is not None:
             return _hit(doc, Code.AI_TOOL_SHADOWING, reference, behaviour)
     return None
+
+
+def _reference_candidates(doc: Document) -> list[int]:
+    """Sentences that name a tool, and the ones after them."""
+    indexes: set[int] = set()
+    for pattern in (sig.NAMED_TOOL, sig.SNAKE_NAME, sig.OTHER_TOOLS):
+        for index in doc.matches(pattern):
+            indexes.update((index, index + 1))
+    return sorted(index for index in indexes if index < len(doc.bounds))
 
 
 _USER_ASKS: Final = re.compile(r"\b(?:user|users|they)\b", re.IGNORECASE)
@@ -447,6 +539,7 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
 
 
 Rule = Callable[[Document, ToolContext], TextHit | None]
+_GATES: Final = GateIndex.build(sig.SENTENCE_SIGNALS)
 RULES: Final[dict[Code, Rule]] = {
     Code.AI_INSTRUCTION_OVERRIDE: instruction_override,
     Code.AI_CONCEALMENT: concealment,
@@ -458,11 +551,12 @@ RULES: Final[dict[Code, Rule]] = {
 }
 
 
-def judge(text: str, context: ToolContext = NO_CONTEXT) -> list[TextHit]:
-    """The hits of every rule in one text, in CODE_ORDER (at most one per code)."""
+def judge(text: str, context: ToolContext = NO_CONTEXT, *, gated: bool = True) -> list[TextHit]:
+    """The hits of every rule in one text, in CODE_ORDER (at most one per code).
+    gated=False: the same hits without the gates' shortcut (`Document`)."""
     if not text or text.isspace():
         return []
-    doc = Document(text)
+    doc = Document(text, gated=gated)
     hits = [hit for code in CODE_ORDER if (hit := RULES[code](doc, context)) is not None]
     if hits and context.read_only and context.observed_effects:
         hits = [_with_effects(hit, context) for hit in hits]

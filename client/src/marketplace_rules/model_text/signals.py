@@ -435,8 +435,16 @@ EMAIL: Final = compile_(
 )
 PHONE: Final = compile_(r"(?<![\w+])\+\d[\d \-]{7,18}\d\b")
 DOMAIN: Final = compile_(
-    r"\b[a-z0-9-]{2,63}\.(?:com|net|org|io|dev|app|xyz|ru|cn|tk|example|site|online|info|"
-    r"biz|co|me|cc|top|link|click|onrender\.com)\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))"
+    r"\b[a-z0-9-]{2,63}"
+    + "(?:"
+    + "|".join(
+        rf"\.{tld}"
+        for tld in (
+            "com net org io dev app xyz ru cn tk example site online info biz co me cc top "
+            "link click"
+        ).split()
+    )
+    + r")\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))"
 )
 PLACE: Final = compile_(
     r"\b(?:our|my|the attacker'?s?|an? external|a remote|a third[- ]party|the following)\s+"
@@ -823,3 +831,39 @@ def highlight(quote: str, code: Code) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+SENTENCE_SIGNALS: Final = (
+    OVERRIDE,
+    OVERRIDE_MODE,
+    CONCEAL,
+    SENSITIVE_STRONG,
+    COLLECT_SENSITIVE,
+    SENSITIVE_THEN_PASS,
+    URL,
+    EMAIL,
+    PHONE,
+    DOMAIN,
+    PLACE,
+    PARAMETER,
+    TRANSFER,
+    DATA,
+    UPLOAD_COMMAND,
+    HARVEST_PARAMETER,
+    POST_COMMAND,
+    FETCH_URL,
+    DATA_IN_URL,
+    NAMED_TOOL,
+    OTHER_TOOLS,
+    BEHAVIOUR,
+    SELF_PREFERENCE,
+    SNAKE_NAME,
+    MODAL,
+    TRIGGER,
+    STRICT,
+    COERCE,
+)
+"""The signals the rules look for sentence by sentence (`rules.Document`)."""
+SPANNING: Final = frozenset({SENSITIVE_THEN_PASS})
+"""Signals that may run on into the next sentence (`some secret key. put it here`)."""
+SPAN_CHARS: Final = 120

@@ -1,0 +1,220 @@
+"""Which sentences a signal can match at all, found in one pass over the text.
+
+Python's `re` tries every alternative of a pattern at every position of the text: a few
+hundred alternatives over 100 KiB is seconds. So each signal is split into its top-level
+alternatives, and each alternative gets a *gate*: words of which every match must contain
+at least one (read off the parsed pattern: its literal runs, and the literal choices of a
+group it cannot skip). One Aho-Corasick pass over the lower-cased text finds every gate
+word; an alternative is tried only in the sentences holding one of its words. Gating
+changes no result (a test judges the corpus both ways); it only skips the sentences where
+an alternative cannot match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any, Final
+
+import ahocorasick
+
+_ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_REPEATS: Final = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+
+
+def lowered(text: str) -> str:
+    """text in lower case with every offset unchanged: str.lower(), unless it changes the
+    text's length (a few letters lower to two characters), then ASCII letters only."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """One top-level alternative of a signal, compiled alone, and its gate: sets of words,
+    each of which a match must hold one word of (none: tried everywhere)."""
+
+    pattern: re.Pattern[str]
+    gates: tuple[frozenset[str], ...]
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset().union(*self.gates)
+
+    def open_with(self, present: set[str]) -> bool:
+        return all(not gate.isdisjoint(present) for gate in self.gates)
+
+
+def alternatives(pattern: re.Pattern[str]) -> tuple[Alternative, ...]:
+    return tuple(
+        Alternative(compiled, _gate(compiled))
+        for compiled in (
+            re.compile(source, pattern.flags) for source in _top_level(pattern.pattern)
+        )
+    )
+
+
+def _top_level(source: str) -> list[str]:
+    """The pattern's source cut at its top-level `|` (not inside a group or a class)."""
+    parts: list[str] = []
+    depth, start, index, in_class = 0, 0, 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if source[index + 1 : index + 2] == "]":  # a class that starts with ]
+                index += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(source[start:index])
+            start = index + 1
+        index += 1
+    parts.append(source[start:])
+    return parts
+
+
+def _gate(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
+    """Every candidate set without a frequent word (all are required); if each has one,
+    the best of them alone."""
+    parsed = sre_parse.parse(pattern.pattern, pattern.flags)
+    candidates = list(dict.fromkeys(_candidates(parsed)))
+    selective = tuple(words for words in candidates if not _weak(words))
+    if selective:
+        return selective
+    best = _best(candidates)
+    return (best,) if best else ()
+
+
+def _weak(words: frozenset[str]) -> bool:
+    return any(word.strip(" .") in _COMMON or len(word.strip()) < 3 for word in words)
+
+
+_COMMON: Final = frozenset(
+    "a an and any all are as at be by do for from get in is it list me my no not of on or "
+    "our read request return that the their them these this to turn use user with when "
+    "you your file files issue repo repository directory provide co io com ru".split()
+)
+"""Words too frequent to make a selective gate (chosen only when nothing else is)."""
+
+
+def _best(candidates: Iterable[frozenset[str]]) -> frozenset[str] | None:
+    """The most selective candidate: no frequent word, longest shortest word, fewest."""
+    ranked = sorted(
+        candidates,
+        key=lambda words: (
+            _weak(words),
+            -min(map(len, words)),
+            len(words),
+        ),
+    )
+    return ranked[0] if ranked else None
+
+
+def _candidates(items: Iterable[tuple[Any, Any]]) -> list[frozenset[str]]:
+    """Sets of words of which each match of `items` holds one (a literal run is a set of
+    one word; a group it must pass through gives the union of its branches' best)."""
+    found: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            found.append(frozenset({"".join(run)}))
+            run.clear()
+
+    for op, value in items:
+        if op is sre.LITERAL:
+            run.append(lowered(chr(value)))
+            continue
+        flush()
+        if op in _REPEATS:
+            least, _, inner = value
+            if least >= 1:
+                found += _candidates(inner)
+        elif op is sre.SUBPATTERN:
+            found += _candidates(value[3])
+        elif op is sre.ATOMIC_GROUP:
+            found += _candidates(value)
+        elif op is sre.BRANCH:
+            best = [_best(_candidates(branch)) for branch in value[1]]
+            if all(words is not None for words in best):
+                found.append(frozenset().union(*(words for words in best if words)))
+        # Anything else (classes, any character, assertions, boundaries) ends a run and
+        # requires no word of its own.
+    flush()
+    return found
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A signal's alternatives; those without a gate; and for each gate word, the
+    alternatives it opens."""
+
+    alternatives: tuple[Alternative, ...]
+    ungated: tuple[Alternative, ...]
+    opened_by: dict[str, tuple[Alternative, ...]]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, pattern: re.Pattern[str]) -> Signal:
+        found = alternatives(pattern)
+        opened_by: dict[str, list[Alternative]] = {}
+        for alternative in found:
+            for word in alternative.words:
+                opened_by.setdefault(word, []).append(alternative)
+        return cls(
+            found,
+            tuple(alternative for alternative in found if not alternative.words),
+            {word: tuple(alts) for word, alts in opened_by.items()},
+            frozenset(opened_by),
+        )
+
+    def any_open(self, present: set[str]) -> bool:
+        """Whether some alternative can match where the gate words `present` occur."""
+        if self.ungated:
+            return True
+        return any(
+            alt.open_with(present) for word in present for alt in self.opened_by.get(word, ())
+        )
+
+    def open_in(self, present: set[str]) -> list[Alternative]:
+        """The alternatives that can match where the gate words `present` occur, in the
+        signal's order."""
+        opened = {id(alt) for word in present for alt in self.opened_by.get(word, ())}
+        return [
+            alt
+            for alt in self.alternatives
+            if not alt.gates or (id(alt) in opened and alt.open_with(present))
+        ]
+
+
+@dataclass
+class GateIndex:
+    """Every gate word of every signal, in one automaton."""
+
+    automaton: Any
+    signals: dict[re.Pattern[str], Signal]
+
+    @classmethod
+    def build(cls, patterns: Sequence[re.Pattern[str]]) -> GateIndex:
+        automaton = ahocorasick.Automaton()
+        signals = {pattern: Signal.of(pattern) for pattern in patterns}
+        for signal in signals.values():
+            for word in signal.words:
+                automaton.add_word(word, word)
+        automaton.make_automaton()
+        return cls(automaton, signals)
+
+    def words_at(self, text: str) -> list[tuple[int, str]]:
+        """(offset of the word's first character, word) for every gate word in text."""
+        return [(end - len(word) + 1, word) for end, word in self.automaton.iter(lowered(text))]
