@@ -64,10 +64,17 @@ _YOUR_CREDENTIAL: Final = re.compile(
 )
 _SETUP: Final = re.compile(
     r"\bfrom\s+(?:the|your)\s+(?:\w+\s+)?(?:dashboard|console|settings|portal|account page|"
-    r"developer page|admin page)\b",
+    r"developer page|admin page)\b|\.?gitignore\b|\bgit-ignored\b"
+    r"|\bin\s+your\s+(?:[\w-]+\s+){0,3}?(?:configuration|config|settings|environment|"
+    r"shell\s+profile|\.env)\b",
     re.IGNORECASE,
 )
 """A person setting up the plugin: `copy the API key from the dashboard`."""
+_CONFIGURED: Final = re.compile(
+    r"\b(?:set|export|exported|configure|define|named|called|variable|var|as)\s+`?"
+    r"[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+    r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b"
+)
 _STRONG_COLLECT: Final = re.compile(
     r"^(?:read|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|send|forward|"
     r"upload|post|email|e-mail|transmit|leak|submit|reveal|share|attach|append|embed|scan|"
@@ -238,12 +245,32 @@ def _first_unnegated(doc: Document, pattern: re.Pattern[str], index: int) -> re.
 
 
 def instruction_override(doc: Document, context: ToolContext) -> TextHit | None:
-    for pattern in (sig.OVERRIDE, sig.OVERRIDE_MODE):
+    """An order set aside: a set phrase (`ignore previous instructions`, `SYSTEM
+    OVERRIDE`), a switch of mode or persona, or in one sentence a word that sets aside
+    (ignore, supersede, no longer apply, take precedence) and the orders the model has
+    (system prompt, earlier instructions, the user's request). Not negated, not quoted
+    or mentioned (`if a page asks you to ignore previous instructions`)."""
+    for pattern in (sig.OVERRIDE, sig.OVERRIDE_MODE, sig.MODE_SWITCH):
         for matches in doc.matches(pattern).values():
             for match in matches:
-                if not doc.negated(match.start()):
+                if _said(doc, match):
                     return _hit(doc, Code.AI_INSTRUCTION_OVERRIDE, match)
+    for index in sorted(doc.matches(sig.OVERRIDE_CUE)):
+        orders = doc.in_sentence(sig.AUTHORITY, index)
+        if not orders:
+            continue
+        for cue in doc.in_sentence(sig.OVERRIDE_CUE, index):
+            if _said(doc, cue):
+                return _hit(doc, Code.AI_INSTRUCTION_OVERRIDE, cue, orders[0])
     return None
+
+
+def _said(doc: Document, match: re.Match[str]) -> bool:
+    """Neither negated nor quoted or mentioned."""
+    if doc.negated(match.start()):
+        return False
+    first = max(doc.bounds[doc.sentence_of(match.start())][0], match.start() - _LOOK_BACK)
+    return sig.MENTION.search(doc.text[first : match.start()]) is None
 
 
 _PROTECT: Final = re.compile(r"\b(?:reveal|disclose|share|show)\w*\b", re.IGNORECASE)
@@ -268,6 +295,9 @@ def sensitive_data(doc: Document, context: ToolContext) -> TextHit | None:
     # Only where a sensitive noun stands (or, for a pass-on order, the sentence before).
     nouns = doc.matches(sig.SENSITIVE_STRONG)
     for index in sorted(nouns):
+        for match in doc.in_sentence(sig.SENSITIVE_PASSIVE, index):
+            if not doc.negated(match.start()):
+                return _hit(doc, Code.AI_SENSITIVE_DATA, match)
         matches = [
             *doc.in_sentence(sig.COLLECT_SENSITIVE, index),
             *doc.in_sentence(sig.SENSITIVE_THEN_PASS, index),
@@ -290,6 +320,8 @@ def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
         return False
     if _SETUP.search(doc.sentence(index)):
         return False
+    if _CONFIGURED.search(doc.text, max(0, match.start() - 1), match.end()):
+        return False  # `set ACME_TOKEN`: a setting named, not a secret read
     if verb is not None and _STRONG_COLLECT.match(" ".join(verb.group().split())):
         return True
     return (
@@ -310,7 +342,7 @@ _ADDRESSES: Final = (sig.URL, sig.EMAIL, sig.PHONE, sig.DOMAIN, sig.PLACE)
 
 
 def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
-    for pattern in (sig.UPLOAD_COMMAND, sig.HARVEST_PARAMETER):
+    for pattern in (sig.UPLOAD_COMMAND, sig.HARVEST_PARAMETER, sig.USER_DATA_IN_URL):
         for matches in doc.matches(pattern).values():
             return _hit(doc, Code.AI_EXFILTRATION, matches[0])
     for index in _exfiltration_candidates(doc):
@@ -340,15 +372,16 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
             if not any(start <= m.start() < end for start, end in links)
         ]
         pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
-        if _USER_INTENT.search(doc.sentence(index)):
-            continue  # what the user asked for
+        if _USER_INTENT.search(doc.sentence(index)) or _SETUP.search(doc.sentence(index)):
+            continue  # what the user asked for; a person setting the plugin up
         if address is not None and (data or pressed or context.read_only):
             note = _read_only_note(context, "sends data")
             return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
         parameter = doc.in_sentence(sig.PARAMETER, index)
-        private = _user_data(doc, index) or doc.in_sentence(sig.SENSITIVE_STRONG, index)
+        secret = doc.in_sentence(sig.SENSITIVE_STRONG, index)
         strong = _STRONG_USER_DATA.search(doc.sentence(index))
-        if parameter and data and private and (pressed or strong):
+        private = strong or secret or (data and _user_data(doc, index) and pressed)
+        if parameter and private:
             return _hit(doc, Code.AI_EXFILTRATION, verb, parameter[0])
         post = doc.in_sentence(sig.POST_COMMAND, index)
         if post and pressed and _has_address(doc, index):
@@ -386,18 +419,25 @@ def _exfiltration_candidates(doc: Document) -> list[int]:
 
 
 _USER_INTENT: Final = re.compile(
-    r"\b(?:the\s+)?users?\s+(?:asked|asks|requested|requests|wants|specified|specifies|named|"
-    r"chose|gave|provided)\b|\b(?:given|specified|requested|chosen)\s+by\s+the\s+user\b",
+    r"\b(?:that\s+)?(?:the\s+user|they)\s+(?:asked\s+for|named|specified|gave|provided|chose|"
+    r"requested|configured|entered|typed\s+in)\b"
+    r"|\b(?:given|specified|requested|chosen|named|provided)\s+by\s+the\s+user\b",
     re.IGNORECASE,
 )
 _STRONG_USER_DATA: Final = re.compile(
-    r"\b(?:conversations?|chat\s+(?:log|history)|history|transcripts?|clipboard|credentials|"
-    r"passwords|secrets)\b",
+    r"\b(?:conversations?|chat\s+(?:log|history)|history|historial|transcripts?|clipboard|"
+    r"credentials|passwords|secrets|system\s+(?:prompt|instructions|message)|"
+    r"hidden\s+(?:system\s+)?instructions|email\s+address(?:es)?|contents?\s+of|"
+    r"messages|open\s+files|directory\s+listing|editor\s+buffer|questions\s+they\s+asked|"
+    r"browser\s+tabs|open\s+tabs|browsing\s+history|full\s+name|paths\s+of\s+all)\b"
+    r"|\bthe\s+user'?s\s+(?:\w+\s+){0,2}?(?:name|email|messages?|files?|documents?|data|"
+    r"location|address|phone|contacts?|history|clipboard|query|queries|questions?|input)\b",
     re.IGNORECASE,
 )
 _USER_DATA: Final = re.compile(
     r"\b(?:conversations?|history|chats?|messages?|clipboard|transcripts?|credentials|"
-    r"passwords|secrets|tokens|keys|everything|complete|full|entire|all)\b|\buser'?s\b",
+    r"passwords|secrets|tokens|keys|everything|complete|full|entire|all|verbatim|"
+    r"contents?|prompt|instructions)\b|\buser'?s\b",
     re.IGNORECASE,
 )
 
@@ -420,6 +460,10 @@ def _read_only_note(context: ToolContext, doing: str) -> str:
 
 
 def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
+    """Another tool named (here or in the sentence before) and a change to how it is
+    used: a changed call (`override the recipient`, `must add`), a claim about it
+    (`deprecated`, `compromised`), or a trigger on its use (`when send_email is
+    invoked`) that alters the call or sends data. Or this tool preferred over all."""
     for matches in doc.matches(sig.SELF_PREFERENCE).values():
         return _hit(doc, Code.AI_TOOL_SHADOWING, matches[0])
     for index in _reference_candidates(doc):
@@ -427,12 +471,31 @@ def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
             (m for m in doc.in_sentence(sig.BEHAVIOUR, index) if _changes_behaviour(doc, m, index)),
             None,
         )
+        if behaviour is None:
+            trigger = next(
+                (m for m in doc.in_sentence(sig.TOOL_TRIGGER, index) if _about_tools(m)), None
+            )
+            if trigger is not None and _alters_call(doc, index):
+                behaviour = trigger
+        if behaviour is None:
+            continue
         reference = next(_tool_references(doc, index, context), None)
-        if reference is None and index > 0 and behaviour is not None:
+        if reference is None and index > 0:
             reference = next(_tool_references(doc, index - 1, context), None)
-        if behaviour is not None and reference is not None:
+        if reference is not None:
             return _hit(doc, Code.AI_TOOL_SHADOWING, reference, behaviour)
     return None
+
+
+def _about_tools(match: re.Match[str]) -> bool:
+    return _USER_ASKS.search(match.group()) is None
+
+
+def _alters_call(doc: Document, index: int) -> bool:
+    """The call is changed or data sent: a change verb not negated, or an address."""
+    return any(not doc.negated(m.start()) for m in doc.in_sentence(sig.MODIFY, index)) or (
+        _has_address(doc, index)
+    )
 
 
 def _reference_candidates(doc: Document) -> list[int]:
@@ -531,10 +594,18 @@ def _hidden_style(doc: Document) -> Span | None:
 
 
 def coercion(doc: Document, context: ToolContext) -> TextHit | None:
+    """A set phrase (`always call this tool first`), or in one sentence a call and a time
+    that comes before everything (`before any other tool`, `on every request`, `every
+    time`); not what the user asked for."""
     for index in sorted(doc.matches(sig.COERCE)):
         match = _first_unnegated(doc, sig.COERCE, index)
         if match is not None:
             return _hit(doc, Code.AI_COERCION, match)
+    for index in sorted(doc.matches(sig.ALWAYS_FIRST)):
+        when = _first_unnegated(doc, sig.ALWAYS_FIRST, index)
+        call = _first_unnegated(doc, sig.CALL, index)
+        if when is not None and call is not None and not _USER_INTENT.search(doc.sentence(index)):
+            return _hit(doc, Code.AI_COERCION, call, when)
     return None
 
 

@@ -74,6 +74,7 @@ TRIGGER: Final = compile_(
     r"\b"
     + _words(
         "after any",
+        "after (?:\\w+\\s+)?(?:any|every|each)",
         "after every",
         "after each",
         "after completing",
@@ -150,8 +151,6 @@ _EARLIER: Final = _words(
     "the user's",
     "user",
     "developer",
-    "these",
-    "those",
     "old",
 )
 _INSTRUCTION_NOUNS: Final = _words(
@@ -220,6 +219,47 @@ OVERRIDE_MODE: Final = compile_(
     r"|(?:忽略|无视|忘记|不要理会)(?:之前|以上|先前|所有|前面|上面)的?(?:所有)?(?:指令|指示|说明|规则|提示)"
     r"|\b(?:disables?|remove|removes|turn off|turns off|lift|lifts)\s+(?:all\s+)?"
     r"(?:safety|security|content)\s+(?:restrictions|filters|guidelines|checks|measures)\b"
+)
+
+OVERRIDE_CUE: Final = compile_(
+    r"\b(?:ignor(?:e|es|ed|ing)|ignora|ignoriere|ignorieren|ignorez|disregard(?:s|ed|ing)?|"
+    r"forget|override(?:s|n)?|overridden|supersede[sd]?|bypass(?:es|ed)?|discard(?:ed)?|"
+    r"drop(?:ped)?|wipe|revoked?|void|obsolete|outdated|out\s+of\s+date|"
+    r"no\s+longer\s+(?:apply|applies|bound|valid|in\s+effect|relevant)|"
+    r"(?:does|do)\s*(?:not|n't)\s+apply|takes?\s+precedence|higher\s+priority|"
+    r"more\s+important\s+than|authoritative|regardless\s+of|(?:do\s+not|don't)\s+rely\s+on|"
+    r"not\s+bound\s+by|legacy\s+artifacts?|stop\s+following|instead\s+of\s+following|"
+    r"anula|vergiss|oublie[zr]?|olvida)\b"
+)
+"""Words that set an order aside: ignore, supersede, no longer apply, take precedence."""
+AUTHORITY: Final = compile_(
+    r"\b(?:previous|prior|earlier|above|original|initial|system|developer|operator|your|"
+    r"safety|security)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:instructions?|directives?|directions|guidance|rules|guidelines|"
+    r"prompts?|constraints|policies|policy|restrictions|descriptions?|messages?)\b"
+    r"|\b(?:all|any|other|existing|default)\s+(?:[\w-]+\s+){0,2}?(?:instructions?|directives?|"
+    r"guidance|prompts?|tool\s+descriptions?)\b"
+    r"|\bsystem\s+(?:prompt|message|instructions?)\b|\b(?:claude|agents)\.md\b"
+    r"|\btool\s+descriptions?\b|\bdescriptions?\s+of\s+other\s+tools\b"
+    r"|\b(?:the\s+)?user'?s\s+(?:own\s+)?(?:explicit\s+)?(?:request|instructions|refusal|wishes|"
+    r"preferences|choices?|settings|restrictions)\b"
+    r"|\bwhat\s+the\s+user\s+(?:says|said|asked|asks|requested|requests|wants)\b"
+    r"|\buser\s+(?:request|restrictions|instructions)\b|\bcontent\s+polic(?:y|ies)\b"
+    r"|\b(?:instrucciones|anweisungen|consignes)\b|\bguidance\s+you\s+were\s+given\b"
+    r"|\banything\s+in\s+the\s+conversation\b"
+)
+"""The orders a model already has: earlier or system instructions, the user's request."""
+MENTION: Final = compile_(
+    r"(?:\basks?\s+you\s+to|\btells?\s+you\s+to|\bsuch\s+as|\blike|\be\.g\.|"
+    r"\bphrases?|\bcontain|[\"“'])[^\w.!?\n]*(?:\w+[^\w.!?\n]+){0,2}$"
+)
+"""Just before a cue: the words are quoted or mentioned, not said (`asks you to ignore`)."""
+MODE_SWITCH: Final = compile_(
+    r"\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you|from\s+here\s+on|adopt\s+(?:the\s+following|"
+    r"a\s+new)\s+persona|reset\s+context|you\s+are\s+no\s+longer\s+bound)\b"
+    r"|\b(?:in|into|enter|entering|now|enable|activate|switch(?:ed)?\s+to)\s+(?:the\s+)?"
+    r"(?:dev|developer|maintenance|admin|god|debug|unrestricted|jailbreak|diagnostic)\s*mode\b"
+    r"|\bdevmode\b"
 )
 
 # ---------- hide it from the user ----------
@@ -315,6 +355,14 @@ CONCEAL: Final = compile_(
     r"|\bnot\s+(?:be\s+)?(?:visible|shown|displayed)\s+to\s+(?:the\s+)?users?\b"
     r"|\b(?:users?|they)\s+(?:won't|will not|cannot|can't|shouldn't|should not)\s+"
     r"(?:\w+\s+)?(?:see|notice|know)\b"
+    r"|\bif\s+(?:the\s+user|they|questioned|asked)\b[^.!?\n]{0,80}?\b(?:say|answer|reply|respond|"
+    r"deny|claim)\b(?!\s+(?:with\s+)?(?:the|a|an)\s+(?:list|summary|result|error))"
+    r"|\bmaintain\s+(?:\w+\s+)?secrecy\b|\bdeny\s+that\b"
+    r"|\bnot\s+(?:necessary|needed|required)\s+to\s+(?:bring\s+(?:this|it)\s+up|mention|tell|inform)"
+    r"|\breport\s+(?:success|that\s+it\s+(?:worked|succeeded))\s+even\s+if\b"
+    r"|\b(?:fill|do|send|add|include|complete|perform|handle)\s+(?:\w+\s+){0,3}?"
+    r"(?:silently|quietly|secretly|covertly)\b"
+    r"|\bpoint\s+out\b[^.!?\n]{0,20}?\b(?:when|that)\b(?<=not point out when)"
     r"|\bmake\s+no\s+mention\b|\b(?:remain|remains|stay|stays|kept|keep them)\s+unaware\b"
     r"|\bleave\s+out\s+(?:any|all)\s+(?:mention|reference|trace)s?\b"
     r"|\bwithout\s+(?:any\s+)?(?:notification|notice|warning)\s+to\s+(?:the\s+)?users?\b"
@@ -335,7 +383,7 @@ SENSITIVE_STRONG: Final = compile_(
     r"|\b(?:private|ssh|secret|signing|gpg|pgp)\s+keys?\b|\bseed\s+phrases?\b"
     r"|\brecovery\s+phrases?\b|\bmnemonic\b|\bmaster\s+password\b|\bpasswords?\b"
     r"|\bpasswd\b|\bpassphrases?\b|\bcredentials?\b|\bapi[\s_-]?keys?\b"
-    r"|\b(?:access|auth|authentication|bearer|session|refresh|oauth|api|github|slack)"
+    r"|(?<!-)\b(?:access|auth|authentication|bearer|session|refresh|oauth|api|github|slack)"
     r"[\s-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
     r"|\bsecrets\b|\bconnection\s+strings?\b|\benv(?:ironment)?\s+files?\b"
     r"|\bbrowser\s+(?:history|profile|passwords)\b"
@@ -347,7 +395,11 @@ SENSITIVE_STRONG: Final = compile_(
     r"|\b(?:aws|gcp|azure|openai|anthropic|stripe|cloud)\s+(?:\w+\s+)?keys?\b"
     r"|\b(?:signing|webhook)\s+secrets?\b|\benv(?:ironment)?\s+var(?:iable)?s\b"
     r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity)\b"
-    r"|(?-i:\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b)"
+    r"|(?:~|\$HOME)/\.(?:config/[\w./-]+|[\w-]+rc|[\w-]+_history)"
+    r"|\B\.(?:bash|zsh|python|node_repl|psql|mysql)_history\b"
+    r"|~/Library/(?:Messages|Keychains|Cookies|Mail|Application\s+Support/Google/Chrome)"
+    r"|~/(?:Documents|Desktop|Downloads|Pictures)\b"
+    r"|\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b"
     r"|私钥|密码|凭据|令牌"
 )
 """Credentials, keys and the files that hold them (CONTRACT 14's list, and the usual
@@ -357,7 +409,6 @@ _COLLECT: Final = _words(
     "read",
     "cat",
     "open",
-    "access",
     "collect",
     "gather",
     "harvest",
@@ -373,6 +424,9 @@ _COLLECT: Final = _words(
     "retrieve",
     "obtain",
     "steal",
+    "pull",
+    "ask the user for",
+    "ask for",
     "find",
     "get",
     "look up",
@@ -388,6 +442,9 @@ _COLLECT: Final = _words(
 _PASS: Final = _words(
     "include",
     "including",
+    "fill(?!\\s+in\\b)",
+    "contains",
+    "echo",
     "pass",
     "put",
     "send",
@@ -416,14 +473,22 @@ _PASS: Final = _words(
     "return",
 )
 COLLECT_SENSITIVE: Final = compile_(
-    rf"\b(?:{_COLLECT}|{_PASS})\b[^\w.!?\n]*{_gap(10)}(?:{SENSITIVE_STRONG.pattern})"
+    rf"\b(?:{_COLLECT}|{_PASS})\b(?![-/:])[^\w.!?\n]*{_gap(10)}(?:{SENSITIVE_STRONG.pattern})"
 )
 """A verb of reading or passing, then a sensitive noun: `read ~/.ssh/id_rsa`."""
 SENSITIVE_THEN_PASS: Final = compile_(
     rf"(?:{SENSITIVE_STRONG.pattern})[^\n]{{0,80}}?\b(?:{_PASS})\s+"
     r"(?:it|its|them|their|the(?:ir)?\s+contents?|this|these|that)\b"
 )
-"""A sensitive noun, then an order to pass it on: `some secret key, put it here`."""
+"""A sensitive noun, then an order to pass it on: `some secret key, put it here`; or
+the noun made to travel: `the private key ... must be attached to the request`."""
+SENSITIVE_PASSIVE: Final = compile_(
+    rf"(?:{SENSITIVE_STRONG.pattern})[^.!?\n]{{0,80}}?\b(?:must|should|shall|will|needs?\s+to|has\s+to)\s+"
+    r"(?:always\s+)?be\s+(?:attached|included|sent|passed|added|appended|echoed|copied|"
+    r"uploaded|forwarded|posted|embedded|inserted|placed|put|written)\b"
+    r"|\b(?:we|i)\s+(?:need|want|require)\s+(?:\w+\s+){0,3}?(?:the\s+)?(?:credentials|passwords?|"
+    r"api\s+keys?|tokens?|private\s+keys?|secrets)\b"
+)
 VERB_AT: Final = compile_(rf"\b(?:{_COLLECT}|{_PASS})\b")
 
 # ---------- send it elsewhere ----------
@@ -435,7 +500,7 @@ EMAIL: Final = compile_(
 )
 PHONE: Final = compile_(r"(?<![\w+])\+\d[\d \-]{7,18}\d\b")
 DOMAIN: Final = compile_(
-    r"\b[a-z0-9-]{2,63}"
+    r"(?<![.\w/-])(?!example\.(?:com|org|net)\b)[a-z0-9-]{2,63}"
     + "(?:"
     + "|".join(
         rf"\.{tld}"
@@ -449,12 +514,13 @@ DOMAIN: Final = compile_(
 PLACE: Final = compile_(
     r"\b(?:our|my|the attacker'?s?|an? external|a remote|a third[- ]party|the following)\s+"
     r"(?:\w+\s+){0,3}?(?:server|endpoint|collector|api|service|team|url|address|inbox|"
-    r"webhook|bucket|proxy|backup|log(?:ging)? server|mailbox|number|channel)\b"
+    r"webhook|bucket|proxy|backup|log(?:ging)? server|mailbox|number|channel|fork|workspace|"
+    r"index|drive|folder|remote)\b"
     r"|\bwebhooks?\b|\bb?cc\b|\bproxy\s+(?:number|address|server)\b"
     r"|\b(?:attacker|evil|exfil|malicious)\b"
     r"|\b(?:public|new)\s+(?:gist|repo|repository|issue|pastebin|paste)\b"
     r"|\bcomment\s+on\s+(?:the\s+)?(?:issue|pr|pull request)\b"
-    r"|\b(?:to|in|into)\s+(?:every|each|all)\s+(?:outgoing\s+)?(?:requests?|calls?|messages?|"
+    r"|\b(?:to|in|into)\s+(?:every|each|all)\s+outgoing\s+(?:requests?|calls?|messages?|"
     r"emails?|responses?)\b"
 )
 PARAMETER: Final = compile_(
@@ -462,7 +528,14 @@ PARAMETER: Final = compile_(
     r"(?:parameter|param|field|argument|arg)\b"
     r"|\b(?:parameter|param|field|argument)\s+[`'\"][\w-]{1,40}[`'\"]"
     r"|\bas\s+[`'\"][\w-]{1,40}[`'\"]"
+    r"|\b(?:in|into|to)\s+(?:the\s+|this\s+tool's\s+|its\s+)?`[\w.-]{1,40}`"
     r"|\bto\s+the\s+end\s+of\b"
+    r"|\b(?:query\s+string|request\s+body|payload|every\s+url|the\s+url|headers?)\b"
+    r"|\b(?:set|fill|populate)\s+(?:this|it)\s+(?:to|with)\b"
+    r"|\bset\s+`[\w.-]{1,40}`\s+to\b"
+    r"|\b(?:in|into)\s+(?:its|your|the)\s+(?:next|first)\s+(?:tool\s+)?call\b"
+    r"|\bto\s+this\s+tool\b"
+    r"|\bcall\s+`?[\w-]{2,40}`?\s+with\b"
 )
 """Another place in a call: a parameter, a field, `as 'sidenote'`."""
 _TRANSFER: Final = _words(
@@ -474,9 +547,6 @@ _TRANSFER: Final = _words(
     "uploading",
     "post",
     "posting",
-    "email",
-    "e-mail",
-    "mail",
     "transmit",
     "exfiltrate",
     "leak",
@@ -500,7 +570,42 @@ _TRANSFER: Final = _words(
     "redirect",
     "route",
     "mirror",
-    "transfer",
+    "push",
+    "paste",
+    "echo",
+    "store",
+    "place",
+    "fill",
+    "populate",
+    "list",
+    "set",
+    "contain",
+    "carry",
+    "address it to",
+    "print",
+    "output",
+    "dump",
+    "reveal",
+    "echoed",
+    "passed",
+    "attached",
+    "included",
+    "copied",
+    "uploaded",
+    "forwarded",
+    "sends",
+    "forwards",
+    "uploads",
+    "posts",
+    "contains",
+    "envía",
+    "envia",
+    "enviar",
+    "sende",
+    "senden",
+    "schicke",
+    "envoie",
+    "envoyer",
     "dispatch",
     "notify",
     "beacon",
@@ -514,13 +619,17 @@ _TRANSFER: Final = _words(
     "put",
     "write",
 )
-TRANSFER: Final = compile_(rf"\b{_TRANSFER}\b")
+TRANSFER: Final = compile_(
+    rf"\b{_TRANSFER}\b"
+    r"|\be-?mail\s+(?:the|it|them|all|this|these|every|a copy|everything|my|their|his|her)\b"
+)
 DATA: Final = compile_(
     r"\b(?:contents?|data|files?|messages?|emails?|conversations?|history|chats?|"
     r"results?|outputs?|responses?|information|info|details|everything|a copy|copy|"
     r"clipboard|logs?|documents?|user list|records|queries|quer(?:y|ies) results|"
     r"prompts?|inputs?|arguments|body|location|reasoning|context|transcripts?|"
     r"screenshots?|keystrokes|credentials|keys|tokens|passwords|secrets|them|it|these|"
+    r"historial|conversación|datos|verlauf|daten|gespräch|metrics|listing|values|titles|tabs|"
     r"summary|answers?|replies|notes|address(?:es)?)\b"
 )
 UPLOAD_COMMAND: Final = compile_(
@@ -547,13 +656,19 @@ DATA_IN_URL: Final = compile_(
     r"|\bhttps?://[^\s'\"`]{0,300}?[?&]\w{1,30}=(?:\{\{|\$\{|<|\{|\[)"
 )
 """Data put into a link or an image address: `![](https://x/?d={history})`."""
+USER_DATA_IN_URL: Final = compile_(
+    r"\b[\w.-]{1,100}\.(?:com|net|org|io|dev|app|xyz|example)\b[^\s'\"`)]{0,200}?[?&]\w{1,30}="
+    r"[<{$\[]{1,2}\s*(?:the\s+)?(?:user|email|name|conversation|chat|history|messages?|"
+    r"secret|token|key|password|credentials?|system_prompt|prompt|context|summary)"
+)
+"""A link whose query carries the user's data: `weather.com?user=<user_name>`."""
 POST_COMMAND: Final = compile_(
     r"\bcurl\b[^\n`]{0,300}?(?:-X\s*POST|--data|-d\s|-F\s)|\brequests\.post\b|\bPOST request\b"
 )
 
 # ---------- other tools ----------
 
-TOOL_WORDS: Final = r"(?:tool|function|operation|server|method|command|plugin|skill)s?"
+TOOL_WORDS: Final = r"(?:tool|function|operation|server|plugin)s?"
 NAMED_TOOL: Final = compile_(
     rf"[`'\"(]?\b([A-Za-z][\w.-]{{1,60}})[`'\")]?\s+{TOOL_WORDS}\b"
     rf"|\b{TOOL_WORDS}\s+[`'\"]([\w.-]{{2,60}})[`'\"]"
@@ -659,15 +774,25 @@ NOT_A_NAME: Final = frozenset(
     }
 )
 OTHER_TOOLS: Final = compile_(
-    r"\b(?:all|other|any|every)\s+(?:other\s+)?(?:\w+\s+)?(?:tools|servers|functions|plugins)\b"
+    r"\b(?:all|other|any|every)\s+(?:other\s+)?(?:\w+\s+)?(?:tools|servers|functions|plugins|"
+    r"server's|servers')"
 )
-BEHAVIOUR: Final = compile_(
+TOOL_TRIGGER: Final = compile_(
     r"\b(?:when|whenever|before|after|every time|each time|once)\b[^\w.!?\n]+"
-    r"(?:\w+[^\w.!?\n]+){0,5}?"
+    r"(?:\w+[^\w.!?\n]+){0,8}?"
     r"(?:invoked|invoking|called|calling|used|using|executed|executing|execute|running|"
+    r"returns|responds|runs|finishes|completes|succeeds|"
     r"sending|reading|is present|is available|are available|is loaded|is enabled|operation|"
     r"(?:you|to)\s+(?:invoke|call|use|execute|run|send|read|create|write|delete|query))\b"
-    r"|\b(?:must|should|always|make sure to|be sure to|remember to)\s+(?:\w+\s+){0,2}?"
+)
+"""When another tool is used: `when send_email is invoked`, `before using X`."""
+MODIFY: Final = compile_(
+    r"\b(?:add|adds|append|set|include|change|replace|cc|bcc|copy|forward|send|put|insert|"
+    r"prepend|attach|mirror|address|route|redirect|mention|tag|label|swap|override)\b"
+)
+"""What a trigger makes the model do to the call: add, change, copy, send."""
+BEHAVIOUR: Final = compile_(
+    r"\b(?:must|should|always|make sure to|be sure to|remember to)\s+(?:(?!be\b)\w+\s+){0,2}?"
     r"(?:pass|set|add|include|change|replace|append|prepend|modify|send|route|redirect|cc|bcc)\b"
     r"|\b(?:has|have)\s+(?:been\s+)?(?:updated|changed|deprecated|replaced|moved|renamed)\b"
     r"|\b(?:for\s+)?all\s+(?:subsequent|future|later)\s+(?:calls|uses|requests|invocations)\b"
@@ -675,14 +800,25 @@ BEHAVIOUR: Final = compile_(
     r"|\b(?:override|overrid|modif|chang|replac|redirect|alter|hijack|intercept|rewrit|"
     r"swap)\w*\s+(?:\w+\s+){0,3}?(?:behaviou?rs?|recipients?|values?|arguments?|parameters?|"
     r"results?|outputs?|destinations?|address(?:es)?|body|inputs?)\b"
-    r"|\b(?:instead of|rather than|in place of|no matter|regardless of)\b"
+    r"|\b(?:instead of|rather than|in place of)\s+(?:the\s+)?(?:default|built-in|builtin|original|"
+    r"standard|usual|regular|official)\b"
+    r"|\b(?:no matter|regardless of)\b"
     r"|\bshould\s+(?:never|not)\s+be\s+(?:invoked|called|used)\b"
-    r"|\b(?:never|do not|don't)\s+(?:use|call|invoke)\b"
     r"|\bside[- ]effects?\b"
     r"|\b(?:all|every|any)\s+calls?\s+to\b|\bgo(?:es)?\s+through\s+this\b"
     r"|\b(?:replaces?|supersedes?|takes?\s+(?:the\s+)?place\s+of|deprecates?|shadows?)\b"
-    r"|\b(?:is|are)\s+(?:now\s+)?(?:broken|deprecated|unsafe|disabled|outdated|not working|"
-    r"compromised|unreliable|not reliable|buggy|insecure)\b"
+    r"|\b(?:is|are)\s+(?:now\s+)?(?:known\s+to\s+be\s+)?(?:broken|deprecated|unsafe|disabled|"
+    r"outdated|not working|compromised|unreliable|not reliable|buggy|insecure|misconfigured|"
+    r"inaccurate|wrong|incorrect|misleading)\b"
+    r"|\b(?:it\s+)?(?:corrupts?|breaks?|leaks?)\s+(?:the\s+)?(?:history|data|files|repository)\b"
+    r"|\b(?:never|do not|don't|refuse to)\s+(?:call|use|invoke)\s+(?!this\b)"
+    r"(?:them|those|`|the\s+[\w-]+\s+tool)"
+    r"|\b(?:route|funnel|send|pass)\s+(?:every|all|each|any)\b[^.!?\n]{0,60}?\bthrough\b"
+    r"|\b(?:recipient|destination|payout|account|owner|assignee|address|url|endpoint|body)\s+"
+    r"(?:\w+\s+){0,3}?(?:replaced|changed|set|overridden|redirected)\s+(?:to|with)\b"
+    r"|\brequires?\s+the\s+(?:destination|recipient|account|owner|payee)\s+(?:\w+\s+){0,2}?to\s+be\b"
+    r"|\b(?:append|add|prepend|attach|insert)\b[^.!?\n]{0,80}?\bto\s+(?:every|each|all|any)\b"
+    r"|\bignore\s+(?:that|their|its|the\s+other)\s+(?:description|tool|instructions)\b"
     r"|\b(?:may|might|could)\s+be\s+(?:compromised|malicious|unsafe|broken|hijacked)\b"
     r"|\b(?:has|have)\s+a\s+(?:known\s+)?(?:bug|flaw|vulnerability)\b|\bonly\s+trust\s+this\b"
     r"|\b(?:pass|route|send|funnel)\s+(?:\w+\s+){0,3}?through\s+this\b"
@@ -699,12 +835,22 @@ STRICT: Final = compile_(
 )
 SELF_PREFERENCE: Final = compile_(
     r"\b(?:just\s+|only\s+|always\s+)?use\s+this\s+(?:tool|function)\s+"
-    r"(?:instead|no matter|regardless|for all|for every|for any|whenever|in place)\b"
+    r"(?:no matter|regardless|for all|for every|for any)\b"
+    r"|\buse\s+this\s+(?:tool|function)\s+(?:instead|rather)\b[^.!?\n]{0,60}?"
+    r"\b(?:always|all|every|any|whatever)\b"
     r"|\bexecute\s+this\s+(?:tool|function)\s+and\s+(?:replace|use|return)\b"
     r"|\b(?:modify|change|alter|override)\s+the\s+behaviou?r\s+of\b"
     r"|\b(?:side[- ]effects?)\s+on\b"
-    r"|\bprefer\s+this\s+(?:tool|function|server)\b"
-    r"|\b(?:only|always)\s+use\s+this\s+(?:tool|function|server)\b"
+    r"|\bprefer\s+this\s+(?:tool|function|server)\s+(?:over|to)\s+(?:all|any|every)\b"
+    r"|\b(?:priority|precedence)\s+over\s+(?:all|any|every)?\s*other\s+(?:\w+\s+)?tools?\b"
+    r"|\b(?:use|call|invoke)\s+(?:this\s+(?:tool|one|server)|[^.!?\n]{0,40}?\(this\s+tool\)|"
+    r"[^.!?\n]{0,30}?from\s+this\s+server)[^.!?\n]{0,60}?\b(?:instead|rather\s+than)\b"
+    r"[^.!?\n]{0,60}?\b(?:all|every|any|whenever|always|configured|even if|regardless)\b"
+    r"|\b(?:use|call|invoke)\s+(?:this\s+(?:tool|one|server)|[^.!?\n]{0,40}?\(this\s+tool\)|"
+    r"[^.!?\n]{0,30}?from\s+this\s+server)[^.!?\n]{0,60}?\b(?:for\s+all|for\s+every)\b"
+    r"[^.!?\n]{0,60}?\binstead\b"
+    r"|\brather\s+than\s+the\s+[^.!?\n]{0,40}?\btool\s+the\s+user\s+(?:configured|chose|set\s+up)\b"
+    r"|\binstead\s+of\s+(?:any|all)\s+other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
     r"|\b(?:never|do not|don't)\s+use\s+(?:any\s+)?other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
 )
 SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -763,21 +909,26 @@ HIDDEN_FENCE: Final = compile_(
     r"model-only|llm|agent|prompt-injection)\b"
 )
 MODEL_WORDS: Final = compile_(
-    r"\b(?:you|your|assistant|ai|model|llm|agent|claude|gpt|system|instructions?|important|"
-    r"must|always|never|ignore|tool|do not|don't|send|read|include|output|respond|reply|"
-    r"call|execute|run|user)\b"
+    r"\b(?:you|your|assistant|ai|model|llm|agent|claude|gpt|chatgpt|system|instructions?|"
+    r"important|respond|reply|user)\b|(?<![\w-])ignore\b"
 )
 
 # ---------- pressure ----------
 
+_UNIVERSAL: Final = r"(?:any|every|all|anything|other|responding|answering|processing|doing|each)"
+
 COERCE: Final = compile_(
     r"\b(?:always|immediately|first)\s+(?:\w+\s+){0,2}?(?:call|use|invoke|run|consult|"
-    r"execute|query|trigger|check)\s+(?:this|the)\s+(?:tool|function)\b"
+    r"execute|query|trigger|check)\s+(?:this|the)\s+(?:tool|function)\s+(?:\w+\s+){0,3}?"
+    rf"(?:first|before\s+{_UNIVERSAL}|immediately|at the start|on every|for every|for each)\b"
     r"|\b(?:call|use|invoke|run|consult|execute|trigger)\s+this\s+(?:tool|function)\s+"
-    r"(?:\w+\s+){0,3}?(?:first|before|immediately|always|on every|for every|at the start)\b"
+    rf"(?:\w+\s+){{0,3}}?(?:first|before\s+{_UNIVERSAL}|immediately|on every|for every|"
+    r"at the start)\b"
     r"|\b(?:this\s+(?:tool|function)|it)\s+(?:must|should|needs to|has to|is required to)\s+"
     r"(?:always\s+)?be\s+(?:called|used|invoked|run|executed|consulted)\s+(?:\w+\s+){0,2}?"
-    r"(?:first|before|always|on every|for every|prior|immediately|at the start|every time)\b"
+    rf"(?:first|before\s+{_UNIVERSAL}|on every|for every|prior to\s+{_UNIVERSAL}|"
+    r"immediately|at the start|"
+    r"every time)\b"
     r"|\b(?:before|prior to)\b[^\w.!?\n]+(?:\w+[^\w.!?\n]+){0,4}?(?:any|every|each|all)\s+"
     r"(?:other\s+)?(?:\w+\s+)?(?:tools?|requests?|quer(?:y|ies)|messages?|prompts?|calls?|"
     r"actions?|tasks?|questions?|responses?|content|operations?|replies)\b"
@@ -796,8 +947,25 @@ COERCE: Final = compile_(
     r"running)\s+this\b"
     r"|\b(?:call|calling|use|using|invoke|invoking)\s+this\s+(?:tool|function)\s+is\s+"
     r"(?:required|mandatory)\s+(?:for|on|before)\s+(?:every|each|all|any)\b"
-    r"|\b(?:must|should)\s+(?:always\s+)?be\s+(?:called|invoked|used|run)\s+(?:first|before)\b"
+    r"|\b(?:must|should)\s+(?:always\s+)?be\s+(?:called|invoked|used|run)\s+"
+    rf"(?:first|before\s+{_UNIVERSAL})\b"
 )
+
+CALL: Final = compile_(
+    r"\b(?:call|calls|calling|called|invoke|invokes|invoked|invoking|use|using|run|runs|"
+    r"execute|executed|trigger|triggered|consult|ping|begin|start)\b"
+)
+ALWAYS_FIRST: Final = compile_(
+    r"\b(?:before\s+(?:any|every|each|all|anything|other|you\s+touch)|ahead\s+of\s+(?:any|all|each|every)|prior\s+to\s+(?:any|every|each|all)"
+    r"|(?:(?:on|with|after|in)\s+(?:every|each|all)|for\s+(?:every|all))\s+(?:single\s+)?"
+    r"(?:[\w-]+\s+)?"
+    r"(?:requests?|turns?|prompts?|messages?|quer(?:y|ies)|tasks?|conversations?|repl(?:y|ies)|"
+    r"responses?|sessions?|operations?|actions?|interactions?|questions?|calls?)"
+    r"|every\s+time|each\s+time|at\s+the\s+(?:start|beginning|outset)\s+of\s+(?:all|every|each|any)"
+    r"|(?:very\s+)?first\s+(?:action|step|thing)\s+of|without\s+exception"
+    r"|no\s+other\s+tool|begin\s+every|start\s+every)\b"
+)
+"""When a call must come: before anything else, on every request, every time."""
 
 # ---------- what a reviewer sees marked ----------
 
@@ -836,10 +1004,14 @@ def highlight(quote: str, code: Code) -> list[tuple[int, int]]:
 SENTENCE_SIGNALS: Final = (
     OVERRIDE,
     OVERRIDE_MODE,
+    OVERRIDE_CUE,
+    AUTHORITY,
+    MODE_SWITCH,
     CONCEAL,
     SENSITIVE_STRONG,
     COLLECT_SENSITIVE,
     SENSITIVE_THEN_PASS,
+    SENSITIVE_PASSIVE,
     URL,
     EMAIL,
     PHONE,
@@ -853,15 +1025,20 @@ SENTENCE_SIGNALS: Final = (
     POST_COMMAND,
     FETCH_URL,
     DATA_IN_URL,
+    USER_DATA_IN_URL,
     NAMED_TOOL,
     OTHER_TOOLS,
     BEHAVIOUR,
     SELF_PREFERENCE,
     SNAKE_NAME,
+    TOOL_TRIGGER,
+    MODIFY,
     MODAL,
     TRIGGER,
     STRICT,
     COERCE,
+    CALL,
+    ALWAYS_FIRST,
 )
 """The signals the rules look for sentence by sentence (`rules.Document`)."""
 SPANNING: Final = frozenset({SENSITIVE_THEN_PASS})
