@@ -76,7 +76,7 @@ _CONFIGURED: Final = re.compile(
     r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b"
 )
 _STRONG_COLLECT: Final = re.compile(
-    r"^(?:read|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|send|forward|"
+    r"^(?:read|look\s+up|load|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|send|forward|"
     r"upload|post|email|e-mail|transmit|leak|submit|reveal|share|attach|append|embed|scan|"
     r"search\s+for|look\s+for|locate|enumerate|copy|pass|put)$",
     re.IGNORECASE,

@@ -228,7 +228,7 @@ OVERRIDE_CUE: Final = compile_(
     r"no\s+longer\s+(?:apply|applies|bound|valid|in\s+effect|relevant)|"
     r"(?:does|do)\s*(?:not|n't)\s+apply|takes?\s+precedence|higher\s+priority|"
     r"more\s+important\s+than|authoritative|regardless\s+of|(?:do\s+not|don't)\s+rely\s+on|"
-    r"not\s+bound\s+by|legacy\s+artifacts?|stop\s+following|instead\s+of\s+following|"
+    r"not\s+bound\s+by|pay\s+no\s+attention\s+to|legacy\s+artifacts?|stop\s+following|instead\s+of\s+following|"
     r"anula|vergiss|oublie[zr]?|olvida)\b"
 )
 """Words that set an order aside: ignore, supersede, no longer apply, take precedence."""
@@ -424,6 +424,7 @@ _COLLECT: Final = _words(
     "retrieve",
     "obtain",
     "steal",
+    "load",
     "pull",
     "ask the user for",
     "ask for",
@@ -479,6 +480,7 @@ COLLECT_SENSITIVE: Final = compile_(
 SENSITIVE_THEN_PASS: Final = compile_(
     rf"(?:{SENSITIVE_STRONG.pattern})[^\n]{{0,80}}?\b(?:{_PASS})\s+"
     r"(?:it|its|them|their|the(?:ir)?\s+contents?|this|these|that)\b"
+    rf"|(?:{SENSITIVE_STRONG.pattern})[^\n]{{0,80}}?\bread\s+(?:it|them)\s+(?:out|back|aloud)\b"
 )
 """A sensitive noun, then an order to pass it on: `some secret key, put it here`; or
 the noun made to travel: `the private key ... must be attached to the request`."""
@@ -528,7 +530,7 @@ PARAMETER: Final = compile_(
     r"(?:parameter|param|field|argument|arg)\b"
     r"|\b(?:parameter|param|field|argument)\s+[`'\"][\w-]{1,40}[`'\"]"
     r"|\bas\s+[`'\"][\w-]{1,40}[`'\"]"
-    r"|\b(?:in|into|to)\s+(?:the\s+|this\s+tool's\s+|its\s+)?`[\w.-]{1,40}`"
+    r"|\b(?:in|into|to)\s+(?:the\s+|this\s+tool's\s+|its\s+)?`[\w-]{1,40}`"
     r"|\bto\s+the\s+end\s+of\b"
     r"|\b(?:query\s+string|request\s+body|payload|every\s+url|the\s+url|headers?)\b"
     r"|\b(?:set|fill|populate)\s+(?:this|it)\s+(?:to|with)\b"
@@ -621,7 +623,8 @@ _TRANSFER: Final = _words(
 )
 TRANSFER: Final = compile_(
     rf"\b{_TRANSFER}\b"
-    r"|\be-?mail\s+(?:the|it|them|all|this|these|every|a copy|everything|my|their|his|her)\b"
+    r"|\be-?mail\s+(?:the|it|them|all|this|these|every|a|an|any|each|everything|my|their|his|"
+    r"her)\b"
 )
 DATA: Final = compile_(
     r"\b(?:contents?|data|files?|messages?|emails?|conversations?|history|chats?|"
@@ -630,7 +633,7 @@ DATA: Final = compile_(
     r"prompts?|inputs?|arguments|body|location|reasoning|context|transcripts?|"
     r"screenshots?|keystrokes|credentials|keys|tokens|passwords|secrets|them|it|these|"
     r"historial|conversación|datos|verlauf|daten|gespräch|metrics|listing|values|titles|tabs|"
-    r"summary|answers?|replies|notes|address(?:es)?)\b"
+    r"summary|answers?|repl(?:y|ies)|notes|address(?:es)?)\b"
 )
 UPLOAD_COMMAND: Final = compile_(
     r"\bcurl\b[^\n`]{0,300}?(?:-F\s*['\"]?\w*=@|-d\s*['\"]?@|--data(?:-binary)?\s*['\"]?@|"

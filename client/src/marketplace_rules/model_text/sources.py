@@ -183,7 +183,10 @@ def inspection_texts(listing: Mapping[str, Any]) -> Iterator[tuple[ModelText, To
     own = frozenset(str(tool.get("name")) for tool in tools if isinstance(tool.get("name"), str))
     effects = observed_effects(listing.get("observed"))
     base = ToolContext(own_tools=own, observed_effects=effects)
+    server = listing.get("server")
     instructions = listing.get("instructions")
+    if instructions is None and isinstance(server, Mapping):
+        instructions = server.get("instructions")  # where a stored report keeps them
     if isinstance(instructions, str) and instructions:
         yield ModelText("instructions", instructions), base
     for tool in tools:
