@@ -9,7 +9,7 @@ import pytest
 from bench.findings_corpus import HOSTILE, load_corpus
 
 from marketplace_rules.model_text import judge
-from marketplace_rules.model_text.gates import alternatives, lowered
+from marketplace_rules.model_text.gates import alternatives, core, lowered
 from marketplace_rules.model_text.signals import SENTENCE_SIGNALS
 from tests.rules.test_model_text_cases import ATTACKS, BENIGN
 
@@ -31,6 +31,25 @@ def test_gated_and_ungated_judgements_agree(index: int) -> None:
     assert judge(text) == judge(text, gated=False)
 
 
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _holds(text: str, start: int, end: int, word: str) -> bool:
+    """Whether text[start:end] holds the gate word, at the word boundaries its marks
+    (`<w`, `w>`) ask for, as the index sees them in the whole text."""
+    low, bare = lowered(text), core(word)
+    at = low.find(bare, start, end)
+    while at >= 0:
+        stop = at + len(bare)
+        left = at == 0 or not _word_char(low[at - 1])
+        right = stop >= len(low) or not _word_char(low[stop])
+        if (left or not word.startswith("<")) and (right or not word.endswith(">")):
+            return True
+        at = low.find(bare, at + 1, end)
+    return False
+
+
 def test_every_match_holds_a_word_of_each_gate() -> None:
     """The words read off a pattern are necessary: checked on every match the signals make
     in the test texts (a wrong gate would make the gated judgement miss matches)."""
@@ -39,9 +58,10 @@ def test_every_match_holds_a_word_of_each_gate() -> None:
         for alternative in alternatives(pattern):
             for text in _texts():
                 for match in alternative.pattern.finditer(text):
-                    found = lowered(match.group())
                     for gate in alternative.gates:
-                        assert any(word in found for word in gate), (
+                        assert any(
+                            _holds(text, match.start(), match.end(), word) for word in gate
+                        ), (
                             f"{alternative.pattern.pattern[:60]!r} matched {match.group()!r} "
                             f"without any of {sorted(gate)[:5]}"
                         )
@@ -50,8 +70,13 @@ def test_every_match_holds_a_word_of_each_gate() -> None:
 
 
 def test_gate_words_are_read_off_the_pattern() -> None:
-    (literal,) = alternatives(re.compile(r"\bsend\s+(?:all|every)\s+emails?\b", re.I))
-    assert frozenset({"send"}) in literal.gates
+    (literal,) = alternatives(re.compile(r"\bsend\s+(?:every|each)\s+emails?\b", re.I))
+    # `<send`: a word boundary before it; `every|each`, parsed as `e` + `(?:very|ach)`,
+    # joined back.
+    assert frozenset({"<send"}) in literal.gates
+    assert frozenset({"every", "each"}) in literal.gates
+    (bounded,) = alternatives(re.compile(r"\b(?:tell|mention)\b", re.I))
+    assert bounded.gates == (frozenset({"<tell>", "<mention>"}),)
     assert frozenset({"email"}) in literal.gates
     # A group it can skip gives no word; a class gives none either.
     (optional,) = alternatives(re.compile(r"(?:secret\s+)?[a-z]+key", re.I))

@@ -89,15 +89,29 @@ def _gate(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     the best of them alone."""
     parsed = sre_parse.parse(pattern.pattern, pattern.flags)
     candidates = list(dict.fromkeys(_candidates(parsed)))
-    selective = tuple(words for words in candidates if not _weak(words))
-    if selective:
-        return selective
+    # Every candidate is required; those holding a function word would only cost time.
+    usable = tuple(words for words in candidates if not _stop(words))
+    if any(not _weak(words) for words in usable):
+        return usable
     best = _best(candidates)
     return (best,) if best else ()
 
 
+_STOP: Final = frozenset("a an and as at be by for in is it of on or the to".split())
+
+
+def _stop(words: frozenset[str]) -> bool:
+    return any(core(word).strip(" .") in _STOP or len(core(word).strip()) < 2 for word in words)
+
+
 def _weak(words: frozenset[str]) -> bool:
-    return any(word.strip(" .") in _COMMON or len(word.strip()) < 3 for word in words)
+    return any(_weak_word(word) for word in words)
+
+
+def _weak_word(word: str) -> bool:
+    bare = core(word).strip(" .")
+    bounded = word.startswith("<") and word.endswith(">")
+    return bare in _COMMON or (len(bare) < 3 and not bounded)
 
 
 _COMMON: Final = frozenset(
@@ -114,44 +128,102 @@ def _best(candidates: Iterable[frozenset[str]]) -> frozenset[str] | None:
         candidates,
         key=lambda words: (
             _weak(words),
-            -min(map(len, words)),
+            -min(len(core(word)) for word in words),
             len(words),
         ),
     )
     return ranked[0] if ranked else None
 
 
-def _candidates(items: Iterable[tuple[Any, Any]]) -> list[frozenset[str]]:
+def _leads(item: tuple[Any, Any] | None) -> list[str]:
+    """The leading literal of each branch of a group that follows a literal run (all of
+    them, or none when a branch starts otherwise)."""
+    if item is None:
+        return []
+    op, value = item
+    if op is sre.SUBPATTERN:
+        inner = list(value[3])
+        if len(inner) != 1:
+            return []
+        op, value = inner[0]
+    if op is not sre.BRANCH:
+        return []
+    leads: list[str] = []
+    for branch in value[1]:
+        lead = ""
+        for branch_op, branch_value in branch:
+            if branch_op is not sre.LITERAL:
+                break
+            lead += lowered(chr(branch_value))
+        if not lead:
+            return []
+        leads.append(lead)
+    return leads
+
+
+def _mark(word: str, left: bool, right: bool) -> str:
+    """A gate word as the sentence index keeps it: `<w` when the pattern needs a word
+    boundary before it, `w>` after it (only at an edge that is a word character)."""
+    left = left and _is_word(word[0])
+    right = right and _is_word(word[-1])
+    return ("<" if left else "") + word + (">" if right else "")
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def core(word: str) -> str:
+    """A gate word without its boundary marks."""
+    return word.removeprefix("<").removesuffix(">")
+
+
+def _candidates(
+    items: Iterable[tuple[Any, Any]], left: bool = False, right: bool = False
+) -> list[frozenset[str]]:
     """Sets of words of which each match of `items` holds one (a literal run is a set of
-    one word; a group it must pass through gives the union of its branches' best)."""
+    one word; a group it must pass through gives the union of its branches' best). left,
+    right: a word boundary stands just before, after these items."""
+    sequence = list(items)
     found: list[frozenset[str]] = []
     run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            found.append(frozenset({"".join(run)}))
-            run.clear()
-
-    for op, value in items:
+    run_left = False
+    before_boundary = left
+    for position, (op, value) in enumerate(sequence):
+        after = sequence[position + 1] if position + 1 < len(sequence) else None
+        after_boundary = (
+            right if after is None else (after[0] is sre.AT and after[1] is sre.AT_BOUNDARY)
+        )
         if op is sre.LITERAL:
+            if not run:
+                run_left = before_boundary
             run.append(lowered(chr(value)))
+            if after is None or after[0] is not sre.LITERAL:
+                word = "".join(run)
+                leads = _leads(after)
+                if leads:  # `(?:any|all)` is parsed as `a` + `(?:ny|ll)`: join them back
+                    found.append(frozenset(_mark(word + lead, run_left, False) for lead in leads))
+                else:
+                    found.append(frozenset({_mark(word, run_left, after_boundary)}))
+                run.clear()
+            before_boundary = False
             continue
-        flush()
         if op in _REPEATS:
             least, _, inner = value
             if least >= 1:
                 found += _candidates(inner)
         elif op is sre.SUBPATTERN:
-            found += _candidates(value[3])
+            found += _candidates(value[3], before_boundary, after_boundary)
         elif op is sre.ATOMIC_GROUP:
-            found += _candidates(value)
+            found += _candidates(value, before_boundary, after_boundary)
         elif op is sre.BRANCH:
-            best = [_best(_candidates(branch)) for branch in value[1]]
+            best = [
+                _best(_candidates(branch, before_boundary, after_boundary)) for branch in value[1]
+            ]
             if all(words is not None for words in best):
                 found.append(frozenset().union(*(words for words in best if words)))
-        # Anything else (classes, any character, assertions, boundaries) ends a run and
-        # requires no word of its own.
-    flush()
+        # Anything else (classes, any character, assertions) requires no word of its own.
+        before_boundary = op is sre.AT and value is sre.AT_BOUNDARY
     return found
 
 
@@ -211,10 +283,26 @@ class GateIndex:
         signals = {pattern: Signal.of(pattern) for pattern in patterns}
         for signal in signals.values():
             for word in signal.words:
-                automaton.add_word(word, word)
+                automaton.add_word(core(word), core(word))
         automaton.make_automaton()
         return cls(automaton, signals)
 
-    def words_at(self, text: str) -> list[tuple[int, str]]:
-        """(offset of the word's first character, word) for every gate word in text."""
-        return [(end - len(word) + 1, word) for end, word in self.automaton.iter(lowered(text))]
+    def words_at(self, text: str) -> list[tuple[int, list[str]]]:
+        """(offset of the word's first character, its keys) for every gate word in text:
+        the word, and `<w`, `w>`, `<w>` as it stands at word boundaries."""
+        low = lowered(text)
+        size = len(low)
+        found: list[tuple[int, list[str]]] = []
+        for end, word in self.automaton.iter(low):
+            start = end - len(word) + 1
+            left = start == 0 or not _is_word(low[start - 1])
+            right = end + 1 >= size or not _is_word(low[end + 1])
+            keys = [word]
+            if left:
+                keys.append("<" + word)
+            if right:
+                keys.append(word + ">")
+                if left:
+                    keys.append("<" + word + ">")
+            found.append((start, keys))
+        return found

@@ -113,6 +113,7 @@ class Document:
         init=False, default_factory=dict
     )
     _code: list[Span] | None = field(init=False, default=None)
+    _maybe: dict[re.Pattern[str], frozenset[int]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         bounds: list[Span] = []
@@ -129,10 +130,17 @@ class Document:
         self._starts = [first for first, _ in self.bounds]
         self._words = [set() for _ in self.bounds]
         if self.gated:
-            for offset, word in _GATES.words_at(self.text):
-                index = self.sentence_of(offset)
-                self._words[index].add(word)
-                self._sentences_with.setdefault(word, set()).add(index)
+            starts, words, sentences_with = self._starts, self._words, self._sentences_with
+            last = len(starts) - 1
+            for offset, keys in _GATES.words_at(self.text):
+                index = bisect.bisect_right(starts, offset) - 1 if offset >= starts[0] else 0
+                index = min(index, last)
+                words[index].update(keys)
+                for key in keys:
+                    if key in sentences_with:
+                        sentences_with[key].add(index)
+                    else:
+                        sentences_with[key] = {index}
 
     def sentence_of(self, at: int) -> int:
         return max(0, bisect.bisect_right(self._starts, at) - 1)
@@ -152,12 +160,30 @@ class Document:
     def may_match(self, pattern: re.Pattern[str], index: int) -> bool:
         """Whether any alternative of the signal is open in sentence `index` (cheap: no
         pattern is run)."""
-        if not self.gated or not 0 <= index < len(self.bounds):
-            return self.gated is False and 0 <= index < len(self.bounds)
-        signal = _GATES.signals[pattern]
-        if signal.ungated:
-            return True
-        return signal.any_open(self._present(signal, index, pattern in sig.SPANNING))
+        return index in self.maybe(pattern)
+
+    def maybe(self, pattern: re.Pattern[str]) -> frozenset[int]:
+        """The sentences where some alternative of the signal is open (kept once found)."""
+        found = self._maybe.get(pattern)
+        if found is None:
+            signal = _GATES.signals[pattern]
+            if not self.gated or signal.ungated:
+                found = frozenset(range(len(self.bounds)))
+            else:
+                spanning = pattern in sig.SPANNING
+                indexes: set[int] = set()
+                for word in signal.words.intersection(self._sentences_with):
+                    at = self._sentences_with[word]
+                    indexes |= at
+                    if spanning:
+                        indexes |= {index - 1 for index in at if index > 0}
+                found = frozenset(
+                    index
+                    for index in indexes
+                    if signal.any_open(self._present(signal, index, spanning))
+                )
+            self._maybe[pattern] = found
+        return found
 
     def in_sentence(self, pattern: re.Pattern[str], index: int) -> list[re.Match[str]]:
         """pattern's matches that start in sentence `index`, first first."""
@@ -195,16 +221,7 @@ class Document:
         return found
 
     def _candidates(self, pattern: re.Pattern[str]) -> list[int]:
-        every = range(len(self.bounds))
-        signal = _GATES.signals[pattern]
-        if not self.gated or signal.ungated:
-            return list(every)
-        spanning = pattern in sig.SPANNING
-        indexes: set[int] = set()
-        for word in signal.words.intersection(self._sentences_with):
-            for at in self._sentences_with[word]:
-                indexes.update((at - 1, at) if spanning else (at,))
-        return sorted(index for index in indexes if index >= 0 and self.may_match(pattern, index))
+        return sorted(self.maybe(pattern))
 
     def negated(self, at: int) -> bool:
         """Whether the words just before `at` (in its sentence) negate it."""
@@ -346,6 +363,13 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         for matches in doc.matches(pattern).values():
             return _hit(doc, Code.AI_EXFILTRATION, matches[0])
     for index in _exfiltration_candidates(doc):
+        if not (
+            _has_address(doc, index)
+            or _has_address(doc, index + 1)
+            or doc.in_sentence(sig.PARAMETER, index)
+            or doc.in_sentence(sig.POST_COMMAND, index)
+        ):
+            continue
         verb = next(
             (
                 m
@@ -406,16 +430,13 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
 def _exfiltration_candidates(doc: Document) -> list[int]:
     """Sentences where data could be sent: an address here or in the next sentence, a
     parameter, a POST."""
-    found: list[int] = []
-    for index in range(len(doc.bounds)):
-        near = (index, index + 1)
-        if doc.may_match(sig.TRANSFER, index) and any(
-            doc.may_match(pattern, at) for pattern in _ADDRESSES for at in near
-        ):
-            found.append(index)
-        elif doc.may_match(sig.PARAMETER, index) or doc.may_match(sig.POST_COMMAND, index):
-            found.append(index)
-    return found
+    addressed: set[int] = set()
+    for pattern in _ADDRESSES:
+        at = doc.maybe(pattern)
+        addressed |= at
+        addressed |= {index - 1 for index in at}
+    found = (doc.maybe(sig.TRANSFER) & addressed) | doc.maybe(sig.PARAMETER)
+    return sorted(found | doc.maybe(sig.POST_COMMAND))
 
 
 _USER_INTENT: Final = re.compile(
@@ -601,7 +622,7 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
         match = _first_unnegated(doc, sig.COERCE, index)
         if match is not None:
             return _hit(doc, Code.AI_COERCION, match)
-    for index in sorted(doc.matches(sig.ALWAYS_FIRST)):
+    for index in sorted(doc.maybe(sig.ALWAYS_FIRST) & doc.maybe(sig.CALL)):
         when = _first_unnegated(doc, sig.ALWAYS_FIRST, index)
         call = _first_unnegated(doc, sig.CALL, index)
         if when is not None and call is not None and not _USER_INTENT.search(doc.sentence(index)):

@@ -958,15 +958,19 @@ CALL: Final = compile_(
     r"\b(?:call|calls|calling|called|invoke|invokes|invoked|invoking|use|using|run|runs|"
     r"execute|executed|trigger|triggered|consult|ping|begin|start)\b"
 )
-ALWAYS_FIRST: Final = compile_(
-    r"\b(?:before\s+(?:any|every|each|all|anything|other|you\s+touch)|ahead\s+of\s+(?:any|all|each|every)|prior\s+to\s+(?:any|every|each|all)"
-    r"|(?:(?:on|with|after|in)\s+(?:every|each|all)|for\s+(?:every|all))\s+(?:single\s+)?"
-    r"(?:[\w-]+\s+)?"
+_OCCASIONS: Final = (
     r"(?:requests?|turns?|prompts?|messages?|quer(?:y|ies)|tasks?|conversations?|repl(?:y|ies)|"
     r"responses?|sessions?|operations?|actions?|interactions?|questions?|calls?)"
-    r"|every\s+time|each\s+time|at\s+the\s+(?:start|beginning|outset)\s+of\s+(?:all|every|each|any)"
-    r"|(?:very\s+)?first\s+(?:action|step|thing)\s+of|without\s+exception"
-    r"|no\s+other\s+tool|begin\s+every|start\s+every)\b"
+)
+ALWAYS_FIRST: Final = compile_(
+    r"\bbefore\s+(?:any|every|each|all|anything|other|you\s+touch)\b"
+    r"|\bahead\s+of\s+(?:any|all|each|every)\b|\bprior\s+to\s+(?:any|every|each|all)\b"
+    rf"|\b(?:on|with|after|in)\s+(?:every|each|all)\s+(?:single\s+)?(?:[\w-]+\s+)?{_OCCASIONS}\b"
+    rf"|\bfor\s+(?:every|all)\s+(?:single\s+)?(?:[\w-]+\s+)?{_OCCASIONS}\b"
+    r"|\bevery\s+time\b|\beach\s+time\b"
+    r"|\bat\s+the\s+(?:start|beginning|outset)\s+of\s+(?:all|every|each|any)\b"
+    r"|\b(?:very\s+)?first\s+(?:action|step|thing)\s+of\b|\bwithout\s+exception\b"
+    r"|\bno\s+other\s+tool\b|\bbegin\s+every\b|\bstart\s+every\b"
 )
 """When a call must come: before anything else, on every request, every time."""
 
