@@ -93,7 +93,7 @@ def _gate(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     usable = tuple(words for words in candidates if not _stop(words))
     if any(not _weak(words) for words in usable):
         return usable
-    best = _best(candidates)
+    best = _best(usable)  # no function word: a gate of `in` or `it` opens every sentence
     return (best,) if best else ()
 
 
@@ -101,7 +101,20 @@ _STOP: Final = frozenset("a an and as at be by for in is it of on or the to".spl
 
 
 def _stop(words: frozenset[str]) -> bool:
-    return any(core(word).strip(" .") in _STOP or len(core(word).strip()) < 2 for word in words)
+    return any(_stop_word(core(word)) and not _bounded(word) for word in words)
+
+
+def _bounded(word: str) -> bool:
+    """`<cc>`: only whole words count, which makes even a short one selective."""
+    return word.startswith("<") and word.endswith(">") and core(word).strip(" .'") not in _STOP
+
+
+def _stop_word(word: str) -> bool:
+    """A function word, or a short run of letters (`do`, `ot`): found almost everywhere.
+    Short marks (`@`, `://`, `+`) are rare, and kept."""
+    bare = word.strip(" '")
+    short = len(bare) < 3 and (not bare or (bare.isascii() and bare.isalpha()))
+    return bare.strip(".") in _STOP or short
 
 
 def _weak(words: frozenset[str]) -> bool:
@@ -111,7 +124,7 @@ def _weak(words: frozenset[str]) -> bool:
 def _weak_word(word: str) -> bool:
     bare = core(word).strip(" .")
     bounded = word.startswith("<") and word.endswith(">")
-    return bare in _COMMON or (len(bare) < 3 and not bounded)
+    return bare in _COMMON or (len(bare) < 3 and bare.isascii() and bare.isalpha() and not bounded)
 
 
 _COMMON: Final = frozenset(

@@ -167,7 +167,7 @@ class Document:
         found = self._maybe.get(pattern)
         if found is None:
             signal = _GATES.signals[pattern]
-            if not self.gated or signal.ungated:
+            if not self.gated:
                 found = frozenset(range(len(self.bounds)))
             else:
                 spanning = pattern in sig.SPANNING
@@ -177,6 +177,14 @@ class Document:
                     indexes |= at
                     if spanning:
                         indexes |= {index - 1 for index in at if index > 0}
+                # An alternative without a gate: the sentences where a scan of the whole
+                # text finds it (one pass at the engine's speed, not one per sentence).
+                for alternative in signal.ungated:
+                    for match in alternative.pattern.finditer(self.text):
+                        at = self.sentence_of(match.start())
+                        indexes.add(at)
+                        if spanning and at > 0:
+                            indexes.add(at - 1)
                 found = frozenset(
                     index
                     for index in indexes

@@ -95,8 +95,6 @@ TRIGGER: Final = compile_(
         "all future",
         "always",
         "automatically",
-        "also",
-        "as well",
         "silently",
         "hidden",
         "in the background",
@@ -518,7 +516,7 @@ PLACE: Final = compile_(
     r"(?:\w+\s+){0,3}?(?:server|endpoint|collector|api|service|team|url|address|inbox|"
     r"webhook|bucket|proxy|backup|log(?:ging)? server|mailbox|number|channel|fork|workspace|"
     r"index|drive|folder|remote)\b"
-    r"|\bwebhooks?\b|\bb?cc\b|\bproxy\s+(?:number|address|server)\b"
+    r"|\bwebhooks?\b|\b(?:bcc|cc)\b|\bproxy\s+(?:number|address|server)\b"
     r"|\b(?:attacker|evil|exfil|malicious)\b"
     r"|\b(?:public|new)\s+(?:gist|repo|repository|issue|pastebin|paste)\b"
     r"|\bcomment\s+on\s+(?:the\s+)?(?:issue|pr|pull request)\b"
