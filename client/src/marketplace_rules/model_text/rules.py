@@ -76,9 +76,9 @@ _CONFIGURED: Final = re.compile(
     r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b"
 )
 _STRONG_COLLECT: Final = re.compile(
-    r"^(?:read|look\s+up|load|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|send|forward|"
-    r"upload|post|email|e-mail|transmit|leak|submit|reveal|share|attach|append|embed|scan|"
-    r"search\s+for|look\s+for|locate|enumerate|copy|pass|put)$",
+    r"^(?:read|look\s+up|load|cat|collect|gather|harvest|extract|dump|grab|steal|exfiltrate|"
+    r"send|forward|upload|post|email|e-mail|transmit|leak|submit|reveal|share|attach|append|"
+    r"embed|scan|search\s+for|look\s+for|locate|enumerate|copy|put)$",
     re.IGNORECASE,
 )
 
@@ -181,10 +181,10 @@ class Document:
                 # text finds it (one pass at the engine's speed, not one per sentence).
                 for alternative in signal.ungated:
                     for match in alternative.pattern.finditer(self.text):
-                        at = self.sentence_of(match.start())
-                        indexes.add(at)
-                        if spanning and at > 0:
-                            indexes.add(at - 1)
+                        where = self.sentence_of(match.start())
+                        indexes.add(where)
+                        if spanning and where > 0:
+                            indexes.add(where - 1)
                 found = frozenset(
                     index
                     for index in indexes
@@ -394,6 +394,7 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
                 for near in (index, index + 1)
                 for p in _ADDRESSES
                 for m in doc.in_sentence(p, near)
+                if not _EXAMPLE.search(doc.text, max(0, m.start() - 20), m.start())
             ),
             None,
         )
@@ -447,6 +448,9 @@ def _exfiltration_candidates(doc: Document) -> list[int]:
     return sorted(found | doc.maybe(sig.POST_COMMAND))
 
 
+_EXAMPLE: Final = re.compile(
+    r"(?:e\.g\.|for example|such as|\bi\.e\.|like)[^\w]{0,4}$", re.IGNORECASE
+)
 _USER_INTENT: Final = re.compile(
     r"\b(?:that\s+)?(?:the\s+user|they)\s+(?:asked\s+for|named|specified|gave|provided|chose|"
     r"requested|configured|entered|typed\s+in)\b"
@@ -495,6 +499,15 @@ def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
     invoked`) that alters the call or sends data. Or this tool preferred over all."""
     for matches in doc.matches(sig.SELF_PREFERENCE).values():
         return _hit(doc, Code.AI_TOOL_SHADOWING, matches[0])
+    # Another server's tool named and steered: nearly any order about it is shadowing.
+    for index in sorted(doc.matches(sig.OTHER_SERVER)):
+        steer = _first_unnegated(doc, sig.STEER, index) or next(
+            iter(doc.in_sentence(sig.STEER, index)), None
+        )
+        if steer is not None and not _USER_ASKS.search(doc.sentence(index)):
+            return _hit(
+                doc, Code.AI_TOOL_SHADOWING, doc.in_sentence(sig.OTHER_SERVER, index)[0], steer
+            )
     for index in _reference_candidates(doc):
         behaviour = next(
             (m for m in doc.in_sentence(sig.BEHAVIOUR, index) if _changes_behaviour(doc, m, index)),
@@ -543,7 +556,7 @@ def _changes_behaviour(doc: Document, match: re.Match[str], index: int) -> bool:
     """Not `when the user asks to send an email` (what the user wants), and a bare `use
     X` / `call X` only under strict pressure (`you must ... by using read_text_file`)."""
     said = match.group()
-    if _USER_ASKS.search(said):
+    if _USER_ASKS.search(said) or doc.negated(match.start()):
         return False
     if sig.CALL_OTHER.fullmatch(said):
         return bool(doc.in_sentence(sig.STRICT, index))
@@ -596,11 +609,25 @@ def _speaks(inside: str) -> bool:
 
 
 def _hiding_tag(doc: Document) -> Span | None:
-    for match in sig.HIDING_TAG.finditer(doc.text):
-        words = re.split(r"[_:\-]", match.group(1).lower())
-        if any(word in sig.HIDING_TAG_WORDS for word in words) and not doc.in_code(match.start()):
+    """A tag named to hide orders (`<IMPORTANT>`, `<SYSTEM_REQUIREMENT>`), opening a
+    line or closed later; not a placeholder (`--secret <secret>`), not in code."""
+    text = doc.text
+    for match in sig.HIDING_TAG.finditer(text):
+        name = match.group(1)
+        words = re.split(r"[_:\-]", name.lower())
+        if not any(word in sig.HIDING_TAG_WORDS for word in words) or not all(
+            word in sig.HIDING_TAG_WORDS or word in sig.HIDING_TAG_QUALIFIERS for word in words
+        ):
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        opens_line = not text[line_start : match.start()].strip()
+        closed = text.find(f"</{name}", match.end(), match.end() + _TAG_REACH) >= 0
+        if (opens_line or closed) and not doc.in_code(match.start()):
             return match.start(), match.end()
     return None
+
+
+_TAG_REACH: Final = 20_000
 
 
 def _padding(doc: Document) -> Span | None:

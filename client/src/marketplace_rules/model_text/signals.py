@@ -397,7 +397,8 @@ SENSITIVE_STRONG: Final = compile_(
     r"|\B\.(?:bash|zsh|python|node_repl|psql|mysql)_history\b"
     r"|~/Library/(?:Messages|Keychains|Cookies|Mail|Application\s+Support/Google/Chrome)"
     r"|~/(?:Documents|Desktop|Downloads|Pictures)\b"
-    r"|\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD)\b"
+    r"|(?-i:\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|"
+    r"PWD)\b)"
     r"|私钥|密码|凭据|令牌"
 )
 """Credentials, keys and the files that hold them (CONTRACT 14's list, and the usual
@@ -555,8 +556,6 @@ _TRANSFER: Final = _words(
     "submit",
     "deliver",
     "copy",
-    "bcc",
-    "cc",
     "append",
     "attach",
     "embed",
@@ -731,6 +730,8 @@ NOT_A_NAME: Final = frozenset(
         "is",
         "be",
         "using",
+        "own",
+        "user's",
         "use",
         "call",
         "calls",
@@ -854,49 +855,38 @@ SELF_PREFERENCE: Final = compile_(
     r"|\binstead\s+of\s+(?:any|all)\s+other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
     r"|\b(?:never|do not|don't)\s+use\s+(?:any\s+)?other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
 )
+OTHER_SERVER: Final = compile_(
+    r"\b(?:the\s+)?[\w-]{2,40}\s+(?:mcp\s+)?server's\s+`?[\w-]+`?"
+    r"|\bfrom\s+(?:the\s+)?(?:other|[\w-]{2,40})\s+(?:mcp\s+)?server\b"
+    r"|\b(?:of|on|in)\s+the\s+[\w-]{2,40}\s+(?:mcp\s+)?server\b"
+    r"|\bthe\s+other\s+servers?\b"
+)
+"""A tool of another server: `the GitHub server's merge_pull_request`, `from the memory
+server`, `the browser_navigate tool of the Playwright server`."""
+STEER: Final = compile_(
+    r"\b(?:do\s+not|don't|never)\s+(?:trust|use|call|rely\s+on)\b|\bskip\b|\binstead\b"
+    r"|\b(?:considered|deemed)\s+(?:unsafe|deprecated|insecure|broken|unreliable)\b"
+    r"|\bhallucinates?\b|\blet\s+this\s+tool\s+handle\b|\b(?:first\s+)?call\s+our\b"
+    r"|\b(?:before|after|when|whenever)\b|\b(?:must|always|make\s+sure|should)\b"
+)
+"""How a text steers the use of a tool it names."""
 SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 # ---------- markup a human does not see ----------
 
 HIDING_TAG: Final = compile_(r"<\s*([A-Za-z][\w:-]{0,40})(?:\s[^<>\n]{0,200})?>")
 HIDING_TAG_WORDS: Final = frozenset(
-    {
-        "important",
-        "system",
-        "hidden",
-        "hide",
-        "secret",
-        "instruction",
-        "instructions",
-        "admin",
-        "override",
-        "priority",
-        "critical",
-        "mandatory",
-        "directive",
-        "directives",
-        "requirement",
-        "requirements",
-        "confidential",
-        "internal",
-        "sudo",
-        "root",
-        "jailbreak",
-        "sys",
-        "private",
-        "invisible",
-        "ai",
-        "assistant",
-        "llm",
-        "agent",
-        "model",
-        "note",
-        "notice",
-        "warning",
-        "urgent",
-        "attention",
-    }
+    "important system hidden hide secret instruction instructions admin override priority "
+    "critical mandatory directive directives confidential internal sudo root jailbreak sys "
+    "private invisible ai assistant llm agent model".split()
 )
+"""Words that make a tag's name one that hides orders (`<IMPORTANT>`, `<system>`)."""
+HIDING_TAG_QUALIFIERS: Final = frozenset(
+    "requirement requirements note notice reminder message prompt info context rules "
+    "mode only extremely very super top highest high most for the to".split()
+)
+"""Words a hiding tag's name may also hold (`<SYSTEM_REQUIREMENT>`, `<assistant_note>`);
+any other word makes it an ordinary tag (`<important_notes>` is, `<use_case>` is)."""
 STYLE_HIDDEN: Final = compile_(
     r"\bstyle\s*=\s*[\"'][^\"'<>]{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
     r"font-size\s*:\s*0(?:px)?\s*[;\"']|opacity\s*:\s*0\s*[;\"'])"
@@ -923,7 +913,7 @@ COERCE: Final = compile_(
     r"execute|query|trigger|check)\s+(?:this|the)\s+(?:tool|function)\s+(?:\w+\s+){0,3}?"
     rf"(?:first|before\s+{_UNIVERSAL}|immediately|at the start|on every|for every|for each)\b"
     r"|\b(?:call|use|invoke|run|consult|execute|trigger)\s+this\s+(?:tool|function)\s+"
-    rf"(?:\w+\s+){{0,3}}?(?:first|before\s+{_UNIVERSAL}|immediately|on every|for every|"
+    rf"(?:\w+\s+){{0,3}}?(?:first|before\s+{_UNIVERSAL}|on every|for every|"
     r"at the start)\b"
     r"|\b(?:this\s+(?:tool|function)|it)\s+(?:must|should|needs to|has to|is required to)\s+"
     r"(?:always\s+)?be\s+(?:called|used|invoked|run|executed|consulted)\s+(?:\w+\s+){0,2}?"
@@ -1038,6 +1028,8 @@ SENTENCE_SIGNALS: Final = (
     SNAKE_NAME,
     TOOL_TRIGGER,
     MODIFY,
+    OTHER_SERVER,
+    STEER,
     MODAL,
     TRIGGER,
     STRICT,
