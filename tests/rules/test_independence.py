@@ -1,5 +1,6 @@
 """marketplace_rules is shared by the client and the service: the standard library (and
-semver for versions, defusedxml for icons) is all it may import."""
+semver for versions, defusedxml for icons, pyahocorasick for the model-text rules' gates)
+is all it may import."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 import marketplace_rules
 
 
-def test_rules_import_only_the_standard_library_semver_and_defusedxml() -> None:
+def test_rules_import_only_the_standard_library_and_their_few_libraries() -> None:
     names = [
         f"marketplace_rules.{info.name}"
         for info in pkgutil.iter_modules(marketplace_rules.__path__)
@@ -31,7 +32,7 @@ def test_rules_import_only_the_standard_library_semver_and_defusedxml() -> None:
         name
         for name in loaded
         if name.split(".")[0] not in sys.stdlib_module_names
-        and name.split(".")[0] not in {"semver", "defusedxml", "_distutils_hack"}
+        and name.split(".")[0] not in {"semver", "defusedxml", "ahocorasick", "_distutils_hack"}
         and not name.startswith(("marketplace_rules", "__"))
         and name != "marketplace"
     }
