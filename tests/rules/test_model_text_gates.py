@@ -9,7 +9,7 @@ import pytest
 from bench.findings_corpus import HOSTILE, load_corpus
 
 from marketplace_rules.model_text import judge
-from marketplace_rules.model_text.gates import alternatives, core, lowered
+from marketplace_rules.model_text.gates import LEFT, RIGHT, alternatives, core, lowered
 from marketplace_rules.model_text.signals import SENTENCE_SIGNALS
 from tests.rules.test_model_text_cases import ATTACKS, BENIGN
 
@@ -36,15 +36,15 @@ def _word_char(char: str) -> bool:
 
 
 def _holds(text: str, start: int, end: int, word: str) -> bool:
-    """Whether text[start:end] holds the gate word, at the word boundaries its marks
-    (`<w`, `w>`) ask for, as the index sees them in the whole text."""
+    """Whether text[start:end] holds the gate word, at the word boundaries its marks ask
+    for, as the index sees them in the whole text."""
     low, bare = lowered(text), core(word)
     at = low.find(bare, start, end)
     while at >= 0:
         stop = at + len(bare)
         left = at == 0 or not _word_char(low[at - 1])
         right = stop >= len(low) or not _word_char(low[stop])
-        if (left or not word.startswith("<")) and (right or not word.endswith(">")):
+        if (left or not word.startswith(LEFT)) and (right or not word.endswith(RIGHT)):
             return True
         at = low.find(bare, at + 1, end)
     return False
@@ -71,12 +71,15 @@ def test_every_match_holds_a_word_of_each_gate() -> None:
 
 def test_gate_words_are_read_off_the_pattern() -> None:
     (literal,) = alternatives(re.compile(r"\bsend\s+(?:every|each)\s+emails?\b", re.I))
-    # `<send`: a word boundary before it; `every|each`, parsed as `e` + `(?:very|ach)`,
-    # joined back.
-    assert frozenset({"<send"}) in literal.gates
+    # `send` must start a word; `every|each`, parsed as `e` + `(?:very|ach)`, is joined
+    # back.
+    assert frozenset({LEFT + "send"}) in literal.gates
     assert frozenset({"every", "each"}) in literal.gates
     (bounded,) = alternatives(re.compile(r"\b(?:tell|mention)\b", re.I))
-    assert bounded.gates == (frozenset({"<tell>", "<mention>"}),)
+    assert bounded.gates == (frozenset({LEFT + "tell" + RIGHT, LEFT + "mention" + RIGHT}),)
+    # A literal `<` is a word like any other, not a mark.
+    (angle,) = alternatives(re.compile(r"=<\w+>"))
+    assert angle.gates == (frozenset({"=<"}), frozenset({">"}))
     assert frozenset({"email"}) in literal.gates
     # A group it can skip gives no word; a class gives none either.
     (optional,) = alternatives(re.compile(r"(?:secret\s+)?[a-z]+key", re.I))

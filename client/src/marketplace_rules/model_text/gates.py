@@ -12,6 +12,7 @@ an alternative cannot match.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ from typing import Any, Final
 import ahocorasick
 
 _ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+LEFT: Final = "\x01"
+"""Marks a gate word that must start a word (the pattern has `\\b` before it)."""
+RIGHT: Final = "\x02"
+"""Marks a gate word that must end a word."""
 _REPEATS: Final = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 
@@ -91,8 +96,9 @@ def _gate(pattern: re.Pattern[str]) -> tuple[frozenset[str], ...]:
     candidates = list(dict.fromkeys(_candidates(parsed)))
     # Every candidate is required; those holding a function word would only cost time.
     usable = tuple(words for words in candidates if not _stop(words))
-    if any(not _weak(words) for words in usable):
-        return usable
+    selective = tuple(words for words in usable if not _weak(words))
+    if selective:
+        return selective
     best = _best(usable)  # no function word: a gate of `in` or `it` opens every sentence
     return (best,) if best else ()
 
@@ -105,8 +111,9 @@ def _stop(words: frozenset[str]) -> bool:
 
 
 def _bounded(word: str) -> bool:
-    """`<cc>`: only whole words count, which makes even a short one selective."""
-    return word.startswith("<") and word.endswith(">") and core(word).strip(" .'") not in _STOP
+    """`<cc>`, `<my`: only words that start (or end) there count, which makes even a
+    short one selective."""
+    return (word.startswith(LEFT) or word.endswith(RIGHT)) and core(word).strip(" .'") not in _STOP
 
 
 def _stop_word(word: str) -> bool:
@@ -123,7 +130,7 @@ def _weak(words: frozenset[str]) -> bool:
 
 def _weak_word(word: str) -> bool:
     bare = core(word).strip(" .")
-    bounded = word.startswith("<") and word.endswith(">")
+    bounded = word.startswith(LEFT) and word.endswith(RIGHT)
     return bare in _COMMON or (len(bare) < 3 and bare.isascii() and bare.isalpha() and not bounded)
 
 
@@ -179,7 +186,7 @@ def _mark(word: str, left: bool, right: bool) -> str:
     boundary before it, `w>` after it (only at an edge that is a word character)."""
     left = left and _is_word(word[0])
     right = right and _is_word(word[-1])
-    return ("<" if left else "") + word + (">" if right else "")
+    return (LEFT if left else "") + word + (RIGHT if right else "")
 
 
 def _is_word(char: str) -> bool:
@@ -188,7 +195,7 @@ def _is_word(char: str) -> bool:
 
 def core(word: str) -> str:
     """A gate word without its boundary marks."""
-    return word.removeprefix("<").removesuffix(">")
+    return word.removeprefix(LEFT).removesuffix(RIGHT)
 
 
 def _candidates(
@@ -300,6 +307,39 @@ class GateIndex:
         automaton.make_automaton()
         return cls(automaton, signals)
 
+    def index_words(
+        self, text: str, starts: list[int], words: list[set[str]], where: dict[str, set[int]]
+    ) -> None:
+        """File every gate word of text under its sentence (`starts`: each sentence's first
+        offset): in `words[sentence]` and `where[word]`, as the word and as `<w`, `w>`,
+        `<w>` where it stands at word boundaries."""
+        low = lowered(text)
+        size = len(low)
+        last = len(starts) - 1
+        first = starts[0]
+        for end, word in self.automaton.iter(low):
+            start = end - len(word) + 1
+            before = low[start - 1] if start > 0 else " "
+            after = low[end + 1] if end + 1 < size else " "
+            left = not (before.isalnum() or before == "_")
+            right = not (after.isalnum() or after == "_")
+            index = min(bisect.bisect_right(starts, start) - 1, last) if start >= first else 0
+            keys = words[index]
+            keys.add(word)
+            where.setdefault(word, set()).add(index)
+            if left:
+                marked = LEFT + word
+                keys.add(marked)
+                where.setdefault(marked, set()).add(index)
+            if right:
+                marked = word + RIGHT
+                keys.add(marked)
+                where.setdefault(marked, set()).add(index)
+                if left:
+                    marked = LEFT + word + RIGHT
+                    keys.add(marked)
+                    where.setdefault(marked, set()).add(index)
+
     def words_at(self, text: str) -> list[tuple[int, list[str]]]:
         """(offset of the word's first character, its keys) for every gate word in text:
         the word, and `<w`, `w>`, `<w>` as it stands at word boundaries."""
@@ -312,10 +352,10 @@ class GateIndex:
             right = end + 1 >= size or not _is_word(low[end + 1])
             keys = [word]
             if left:
-                keys.append("<" + word)
+                keys.append(LEFT + word)
             if right:
-                keys.append(word + ">")
+                keys.append(word + RIGHT)
                 if left:
-                    keys.append("<" + word + ">")
+                    keys.append(LEFT + word + RIGHT)
             found.append((start, keys))
         return found

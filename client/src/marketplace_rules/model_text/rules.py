@@ -130,17 +130,7 @@ class Document:
         self._starts = [first for first, _ in self.bounds]
         self._words = [set() for _ in self.bounds]
         if self.gated:
-            starts, words, sentences_with = self._starts, self._words, self._sentences_with
-            last = len(starts) - 1
-            for offset, keys in _GATES.words_at(self.text):
-                index = bisect.bisect_right(starts, offset) - 1 if offset >= starts[0] else 0
-                index = min(index, last)
-                words[index].update(keys)
-                for key in keys:
-                    if key in sentences_with:
-                        sentences_with[key].add(index)
-                    else:
-                        sentences_with[key] = {index}
+            _GATES.index_words(self.text, self._starts, self._words, self._sentences_with)
 
     def sentence_of(self, at: int) -> int:
         return max(0, bisect.bisect_right(self._starts, at) - 1)
