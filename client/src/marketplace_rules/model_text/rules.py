@@ -384,7 +384,7 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
                 for near in (index, index + 1)
                 for p in _ADDRESSES
                 for m in doc.in_sentence(p, near)
-                if not _EXAMPLE.search(doc.text, max(0, m.start() - 20), m.start())
+                if not _EXAMPLE.search(doc.text, max(0, m.start() - _EXAMPLE_REACH), m.start())
             ),
             None,
         )
@@ -438,9 +438,15 @@ def _exfiltration_candidates(doc: Document) -> list[int]:
     return sorted(found | doc.maybe(sig.POST_COMMAND))
 
 
-_EXAMPLE: Final = re.compile(
-    r"(?:e\.g\.|for example|such as|\bi\.e\.|like)[^\w]{0,4}$", re.IGNORECASE
+_EXAMPLE: Final = re.compile(r"e\.g\.|for example|such as|\bi\.e\.", re.IGNORECASE)
+_EXAMPLE_REACH: Final = 80
+_WHEN_USER: Final = re.compile(
+    r"\b(?:when|if|whenever|once|after)\s+(?:the\s+)?users?\s+(?:asks?|wants?|requests?|"
+    r"says?|confirms?|selects?|chooses?)\b",
+    re.IGNORECASE,
 )
+"""A call tied to what the user asks for (`call this tool first when the user asks to
+bill`), which is an ordering, not pressure."""
 _USER_INTENT: Final = re.compile(
     r"\b(?:that\s+)?(?:the\s+user|they)\s+(?:asked\s+for|named|specified|gave|provided|chose|"
     r"requested|configured|entered|typed\s+in)\b"
@@ -530,6 +536,11 @@ def _alters_call(doc: Document, index: int) -> bool:
     )
 
 
+_SOURCE: Final = re.compile(
+    r"\b(?:obtained|returned|received|taken|fetched)\s+(?:from|by)\s+(?:the\s+)?$", re.IGNORECASE
+)
+
+
 def _reference_candidates(doc: Document) -> list[int]:
     """Sentences that name a tool, and the ones after them."""
     indexes: set[int] = set()
@@ -558,6 +569,8 @@ def _tool_references(doc: Document, index: int, context: ToolContext) -> Iterato
     the server's own other tools, `all communication tools`."""
     own = context.own_tools - {context.tool_name or ""}
     for match in doc.in_sentence(sig.NAMED_TOOL, index):
+        if _SOURCE.search(doc.text, max(0, match.start() - 24), match.start()):
+            continue  # `the id obtained from the X tool`: a tool used as a source of data
         name = next((group for group in match.groups() if group), match.group())
         name = name.strip("`'\"()").lower()
         if name not in sig.NOT_A_NAME and name not in HOST_TOOLS and name != context.tool_name:
@@ -645,12 +658,13 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
     time`); not what the user asked for."""
     for index in sorted(doc.matches(sig.COERCE)):
         match = _first_unnegated(doc, sig.COERCE, index)
-        if match is not None:
+        if match is not None and not _WHEN_USER.search(doc.sentence(index)):
             return _hit(doc, Code.AI_COERCION, match)
     for index in sorted(doc.maybe(sig.ALWAYS_FIRST) & doc.maybe(sig.CALL)):
         when = _first_unnegated(doc, sig.ALWAYS_FIRST, index)
         call = _first_unnegated(doc, sig.CALL, index)
-        if when is not None and call is not None and not _USER_INTENT.search(doc.sentence(index)):
+        said = doc.sentence(index)
+        if when and call and not _USER_INTENT.search(said) and not _WHEN_USER.search(said):
             return _hit(doc, Code.AI_COERCION, call, when)
     return None
 

@@ -517,7 +517,7 @@ PLACE: Final = compile_(
     r"(?:\w+\s+){0,3}?(?:server|endpoint|collector|api|service|team|url|address|inbox|"
     r"webhook|bucket|proxy|backup|log(?:ging)? server|mailbox|number|channel|fork|workspace|"
     r"index|drive|folder|remote)\b"
-    r"|\bwebhooks?\b|\b(?:bcc|cc)\b|\bproxy\s+(?:number|address|server)\b"
+    r"|\bwebhooks?\b|\bproxy\s+(?:number|address|server)\b"
     r"|\b(?:attacker|evil|exfil|malicious)\b"
     r"|\b(?:public|new)\s+(?:gist|repo|repository|issue|pastebin|paste)\b"
     r"|\bcomment\s+on\s+(?:the\s+)?(?:issue|pr|pull request)\b"
@@ -857,7 +857,8 @@ SELF_PREFERENCE: Final = compile_(
 )
 OTHER_SERVER: Final = compile_(
     r"\b(?:the\s+)?[\w-]{2,40}\s+(?:mcp\s+)?server's\s+`?[\w-]+`?"
-    r"|\bfrom\s+(?:the\s+)?(?:other|[\w-]{2,40})\s+(?:mcp\s+)?server\b"
+    r"|\bfrom\s+(?:the\s+)?(?!(?:mcp|this|that|same|remote|local|your|our)\b)"
+    r"(?:other|[\w-]{2,40})\s+(?:mcp\s+)?server\b"
     r"|\b(?:of|on|in)\s+the\s+[\w-]{2,40}\s+(?:mcp\s+)?server\b"
     r"|\bthe\s+other\s+servers?\b"
 )
@@ -943,7 +944,7 @@ COERCE: Final = compile_(
 )
 
 CALL: Final = compile_(
-    r"\b(?:call|calls|calling|called|invoke|invokes|invoked|invoking|use|using|run|runs|"
+    r"\b(?:call|calling|called|invoke|invokes|invoked|invoking|use|using|run|runs|"
     r"execute|executed|trigger|triggered|consult|ping|begin|start)\b"
 )
 _OCCASIONS: Final = (
@@ -951,7 +952,8 @@ _OCCASIONS: Final = (
     r"responses?|sessions?|operations?|actions?|interactions?|questions?|calls?)"
 )
 ALWAYS_FIRST: Final = compile_(
-    r"\bbefore\s+(?:any|every|each|all|anything|other|you\s+touch)\b"
+    r"\bbefore\s+(?:anything|any\s+other|every\s+other|all\s+other|you\s+touch)\b"
+    rf"|\bbefore\s+(?:any|every|each|all)\s+(?:single\s+)?{_OCCASIONS}\b"
     r"|\bahead\s+of\s+(?:any|all|each|every)\b|\bprior\s+to\s+(?:any|every|each|all)\b"
     rf"|\b(?:on|with|after|in)\s+(?:every|each|all)\s+(?:single\s+)?(?:[\w-]+\s+)?{_OCCASIONS}\b"
     rf"|\bfor\s+(?:every|all)\s+(?:single\s+)?(?:[\w-]+\s+)?{_OCCASIONS}\b"
