@@ -16,11 +16,13 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Final
 
 from marketplace_rules.findings import Code, Severity
 from marketplace_rules.model_text import signals as sig
 from marketplace_rules.model_text.gates import GateIndex, Signal
+from marketplace_rules.model_text.model import text_model, windows
 from marketplace_rules.model_text.popular import HOST_TOOLS, POPULAR_TOOLS
 from marketplace_rules.model_text.sources import NO_CONTEXT, ToolContext
 
@@ -130,7 +132,7 @@ class Document:
         self._starts = [first for first, _ in self.bounds]
         self._words = [set() for _ in self.bounds]
         if self.gated:
-            _GATES.index_words(self.text, self._starts, self._words, self._sentences_with)
+            _gates().index_words(self.text, self._starts, self._words, self._sentences_with)
 
     def sentence_of(self, at: int) -> int:
         return max(0, bisect.bisect_right(self._starts, at) - 1)
@@ -156,7 +158,7 @@ class Document:
         """The sentences where some alternative of the signal is open (kept once found)."""
         found = self._maybe.get(pattern)
         if found is None:
-            signal = _GATES.signals[pattern]
+            signal = _gates().signals[pattern]
             if not self.gated:
                 found = frozenset(range(len(self.bounds)))
             else:
@@ -193,7 +195,7 @@ class Document:
             first, last = self.bounds[index]
             spanning = pattern in sig.SPANNING
             stop = min(len(self.text), last + sig.SPAN_CHARS) if spanning else last
-            signal = _GATES.signals[pattern]
+            signal = _gates().signals[pattern]
             tried = (
                 signal.open_in(self._present(signal, index, spanning))
                 if self.gated
@@ -670,7 +672,15 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
 
 
 Rule = Callable[[Document, ToolContext], TextHit | None]
-_GATES: Final = GateIndex.build(sig.SENTENCE_SIGNALS)
+
+
+@cache
+def _gates() -> GateIndex:
+    """Built on first use (a few hundred patterns parsed and compiled): importing the rules
+    costs a command that never judges text nothing."""
+    return GateIndex.build(sig.SENTENCE_SIGNALS)
+
+
 RULES: Final[dict[Code, Rule]] = {
     Code.AI_INSTRUCTION_OVERRIDE: instruction_override,
     Code.AI_CONCEALMENT: concealment,
@@ -689,8 +699,32 @@ def judge(text: str, context: ToolContext = NO_CONTEXT, *, gated: bool = True) -
         return []
     doc = Document(text, gated=gated)
     hits = [hit for code in CODE_ORDER if (hit := RULES[code](doc, context)) is not None]
+    hits += _model_hits(doc, {hit.code for hit in hits})
+    hits.sort(key=lambda hit: CODE_ORDER.index(hit.code))
     if hits and context.read_only and context.observed_effects:
         hits = [_with_effects(hit, context) for hit in hits]
+    return hits
+
+
+def _model_hits(doc: Document, found: set[Code]) -> list[TextHit]:
+    """What the text model adds (`model`): the codes no rule found, each at the first
+    window of sentences it scores above its threshold."""
+    model = text_model()
+    missing = [code for code in CODE_ORDER if code not in found]
+    if model is None or not missing:
+        return []
+    hits: list[TextHit] = []
+    for start, end in windows(doc.bounds):
+        window = doc.text[start:end]
+        scores = dict(zip(model.names, model.scores(window), strict=True))
+        for code in list(missing):
+            score = scores[str(code)]
+            if score > model.threshold:
+                spans = model.evidence(window, start, str(code)) or ((start, min(end, start + 1)),)
+                hits.append(TextHit(code, spans, (start, end), f"text model, {score:.2f}"))
+                missing.remove(code)
+        if not missing:
+            break
     return hits
 
 
