@@ -59,16 +59,59 @@ def _train(positives: list[str], negatives: list[str]) -> tuple[dict[str, float]
     return dict(weights), bias
 
 
+SHINGLE_CHARS = 40
+"""Two texts that share a run of this many characters (whitespace and case folded) are
+the same text for training purposes."""
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _shingles(texts: list[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        folded = _folded(text)
+        found.update(
+            folded[at : at + SHINGLE_CHARS] for at in range(len(folded) - SHINGLE_CHARS + 1)
+        )
+        if len(folded) < SHINGLE_CHARS:
+            found.add(folded)
+    return found
+
+
+def _overlaps(text: str, shingles: set[str]) -> bool:
+    folded = _folded(text)
+    if len(folded) < SHINGLE_CHARS:
+        return folded in shingles
+    return any(
+        folded[at : at + SHINGLE_CHARS] in shingles for at in range(len(folded) - SHINGLE_CHARS + 1)
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", action="append", type=Path, required=True)
     args = parser.parse_args()
     poisoned: list[dict[str, Any]] = []
     benign: list[str] = []
+    shared = load_corpus()
+    held_out = _shingles(shared.texts()) if shared is not None else set()
+    dropped = 0
     for path in args.corpus:
         data = json.loads(path.read_text(encoding="utf-8"))
-        poisoned += data["poisoned"]
-        benign += [item["text"] for item in data["benign"]]
+        for item in data["poisoned"]:
+            if _overlaps(item["text"], held_out):
+                dropped += 1
+            else:
+                poisoned.append(item)
+        for item in data["benign"]:
+            if _overlaps(item["text"], held_out):
+                dropped += 1
+            else:
+                benign.append(item["text"])
+    # The labelled corpus never trains the model, not even as a text another corpus holds.
+    print(f"{dropped} texts left out: they share a passage with the labelled corpus")
     table: dict[str, list[float]] = defaultdict(lambda: [0.0] * len(CODE_NAMES))
     biases: list[float] = []
     for position, code in enumerate(CODE_NAMES):
@@ -87,9 +130,8 @@ def main() -> None:
     document = {"codes": list(CODE_NAMES), "bias": biases, "threshold": 0.5, "weights": sparse}
     model = TextModel.from_json(document)
     calibration = list(LEGITIMATE.values())
-    corpus = load_corpus()
-    if corpus is not None:
-        calibration += [item.text for item in corpus.split("tune").benign]
+    if shared is not None:
+        calibration += [item.text for item in shared.split("tune").benign]
     for threshold in THRESHOLDS:  # the lowest that flags at most FLAGGED_MAX of them
         flagged = sum(1 for text in calibration if model.codes(text, threshold))
         print(f"threshold {threshold}: {flagged} of {len(calibration)} benign texts flagged")

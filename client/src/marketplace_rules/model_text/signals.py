@@ -932,7 +932,6 @@ COERCE: Final = compile_(
     r"|\bas the first step\b"
     r"|\b(?:call|use|invoke|run)\s+this\s+(?:tool|function)\s+at\s+the\s+"
     r"(?:start|beginning|outset)\s+of\s+(?:every|each|any|all)\b"
-    r"|\bremember this instruction permanently\b"
     r"|\b(?:this\s+(?:tool|function)|it)\s+(?:should|must)\s+(?:always\s+)?(?:be|remain)\s+"
     r"(?:your|the)\s+(?:first|default|primary|only|go-to)\b"
     r"|\bstart\s+(?:every|each|any|all)?\s*(?:\w+\s+)?(?:by|with)\s+(?:calling|using|invoking|"
