@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any, Final
@@ -256,6 +256,8 @@ class Signal:
     ungated: tuple[Alternative, ...]
     opened_by: dict[str, tuple[Alternative, ...]]
     words: frozenset[str]
+    order: dict[int, int] = field(default_factory=dict)
+    """id() of each alternative -> its place in the signal."""
 
     @classmethod
     def of(cls, pattern: re.Pattern[str]) -> Signal:
@@ -269,41 +271,45 @@ class Signal:
             tuple(alternative for alternative in found if not alternative.words),
             {word: tuple(alts) for word, alts in opened_by.items()},
             frozenset(opened_by),
-        )
-
-    def any_open(self, present: set[str]) -> bool:
-        """Whether some alternative can match where the gate words `present` occur."""
-        if self.ungated:
-            return True
-        return any(
-            alt.open_with(present) for word in present for alt in self.opened_by.get(word, ())
+            {id(alternative): place for place, alternative in enumerate(found)},
         )
 
     def open_in(self, present: set[str]) -> list[Alternative]:
         """The alternatives that can match where the gate words `present` occur, in the
-        signal's order."""
-        opened = {id(alt) for word in present for alt in self.opened_by.get(word, ())}
-        return [
-            alt
-            for alt in self.alternatives
-            if not alt.gates or (id(alt) in opened and alt.open_with(present))
-        ]
+        signal's order (only those a present word opens are looked at: a signal may have
+        dozens, a sentence opens one or two)."""
+        opened = {
+            id(alt): alt
+            for word in present
+            for alt in self.opened_by.get(word, ())
+            if alt.open_with(present)
+        }
+        if not self.ungated and len(opened) == 1:
+            return list(opened.values())
+        chosen = [*opened.values(), *self.ungated]
+        chosen.sort(key=lambda alt: self.order[id(alt)])
+        return chosen
 
 
 @dataclass
 class GateIndex:
-    """Every gate word of every signal, in one automaton."""
+    """Every gate word of every signal, in one automaton; the signals by their pattern's
+    id(): hashing a compiled pattern hashes its whole program (microseconds for a large
+    one), and the rules look signals up tens of thousands of times per 100 KiB."""
 
     automaton: Any
-    signals: dict[re.Pattern[str], Signal]
+    signals: dict[int, Signal]
 
     @classmethod
     def build(cls, patterns: Sequence[re.Pattern[str]]) -> GateIndex:
         automaton = ahocorasick.Automaton()
-        signals = {pattern: Signal.of(pattern) for pattern in patterns}
-        for signal in signals.values():
-            for word in signal.words:
-                automaton.add_word(core(word), core(word))
+        signals = {id(pattern): Signal.of(pattern) for pattern in patterns}
+        used = frozenset().union(*(signal.words for signal in signals.values()))
+        for bare in {core(word) for word in used}:
+            # Each hit files only the keys some gate asks for (a bare `.`, a marked
+            # `<list>`): None for the others, so most hits cost one or two set additions.
+            keys = (bare, LEFT + bare, bare + RIGHT, LEFT + bare + RIGHT)
+            automaton.add_word(bare, (len(bare), *(key if key in used else None for key in keys)))
         automaton.make_automaton()
         return cls(automaton, signals)
 
@@ -316,46 +322,34 @@ class GateIndex:
         low = lowered(text)
         size = len(low)
         last = len(starts) - 1
-        first = starts[0]
-        for end, word in self.automaton.iter(low):
-            start = end - len(word) + 1
-            before = low[start - 1] if start > 0 else " "
-            after = low[end + 1] if end + 1 < size else " "
-            left = not (before.isalnum() or before == "_")
-            right = not (after.isalnum() or after == "_")
-            index = min(bisect.bisect_right(starts, start) - 1, last) if start >= first else 0
+        index = 0
+        # Hits come in order of their last character; a sentence is found by walking on
+        # (a hit may start before the one found last: then bisect).
+        following = starts[1] if last > 0 else size + 1
+        for end, (length, bare, left_key, right_key, both_key) in self.automaton.iter(low):
+            start = end - length + 1
+            if start >= following:
+                index = min(bisect.bisect_right(starts, start) - 1, last)
+                following = starts[index + 1] if index < last else size + 1
+            elif index and start < starts[index]:
+                index = max(bisect.bisect_right(starts, start) - 1, 0)
+                following = starts[index + 1] if index < last else size + 1
             keys = words[index]
-            keys.add(word)
-            where.setdefault(word, set()).add(index)
-            if left:
-                marked = LEFT + word
-                keys.add(marked)
-                where.setdefault(marked, set()).add(index)
-            if right:
-                marked = word + RIGHT
-                keys.add(marked)
-                where.setdefault(marked, set()).add(index)
-                if left:
-                    marked = LEFT + word + RIGHT
-                    keys.add(marked)
-                    where.setdefault(marked, set()).add(index)
-
-    def words_at(self, text: str) -> list[tuple[int, list[str]]]:
-        """(offset of the word's first character, its keys) for every gate word in text:
-        the word, and `<w`, `w>`, `<w>` as it stands at word boundaries."""
-        low = lowered(text)
-        size = len(low)
-        found: list[tuple[int, list[str]]] = []
-        for end, word in self.automaton.iter(low):
-            start = end - len(word) + 1
-            left = start == 0 or not _is_word(low[start - 1])
-            right = end + 1 >= size or not _is_word(low[end + 1])
-            keys = [word]
-            if left:
-                keys.append(LEFT + word)
-            if right:
-                keys.append(word + RIGHT)
-                if left:
-                    keys.append(LEFT + word + RIGHT)
-            found.append((start, keys))
-        return found
+            if bare is not None:
+                keys.add(bare)
+            if left_key is None and right_key is None and both_key is None:
+                continue
+            # _is_word inlined: this loop runs once per gate word in the text.
+            before = low[start - 1] if start else " "
+            left = not (before.isalnum() or before == "_")
+            after = low[end + 1] if end + 1 < size else " "
+            right = not (after.isalnum() or after == "_")
+            if left and left_key is not None:
+                keys.add(left_key)
+            if right and right_key is not None:
+                keys.add(right_key)
+            if left and right and both_key is not None:
+                keys.add(both_key)
+        for sentence, keys in enumerate(words):
+            for key in keys:
+                where.setdefault(key, set()).add(sentence)

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -46,10 +46,13 @@ def _tokens(text: str) -> list[re.Match[str]]:
 
 def features(text: str) -> set[str]:
     """The words and word pairs of a text, lower-cased: what the model weighs."""
-    words = [match.group() for match in _tokens(text)]
+    words = _TOKEN.findall(lowered(text))
     found = set(words)
     found.update(f"{first} {second}" for first, second in itertools.pairwise(words))
     return found
+
+
+Weights = tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True)
@@ -59,14 +62,30 @@ class TextModel:
     threshold: float
     weights: dict[str, list[list[float]]]
     """feature -> [[code index, weight], ...]: only the codes it weighs for, as stored."""
+    word_weights: dict[str, Weights] = field(default_factory=dict)
+    pair_weights: dict[tuple[str, str], Weights] = field(default_factory=dict)
+    """The same weights by word and by pair of words: a text's distinct words and pairs
+    meet them in one set intersection each (no pair spelled out as a string)."""
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> TextModel:
+        weights: dict[str, list[list[float]]] = document["weights"]
+        words: dict[str, Weights] = {}
+        pairs: dict[tuple[str, str], Weights] = {}
+        for feature, stored in weights.items():
+            weighed = tuple((int(position), float(weight)) for position, weight in stored)
+            first, space, second = feature.partition(" ")
+            if space:
+                pairs[first, second] = weighed
+            else:
+                words[feature] = weighed
         return cls(
             tuple(document["codes"]),
             tuple(document["bias"]),
             float(document["threshold"]),
-            document["weights"],
+            weights,
+            words,
+            pairs,
         )
 
     def weight(self, feature: str, position: int) -> float:
@@ -78,9 +97,13 @@ class TextModel:
     def scores(self, text: str) -> list[float]:
         """The probability of each code for text, in `codes` order."""
         totals = list(self.bias)
-        for feature in features(text):
-            for position, weight in self.weights.get(feature, ()):
-                totals[int(position)] += weight
+        words = _TOKEN.findall(lowered(text))
+        for word in self.word_weights.keys() & set(words):
+            for position, weight in self.word_weights[word]:
+                totals[position] += weight
+        for pair in self.pair_weights.keys() & set(itertools.pairwise(words)):
+            for position, weight in self.pair_weights[pair]:
+                totals[position] += weight
         return [1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))) for z in totals]
 
     def codes(self, text: str, threshold: float | None = None) -> list[str]:

@@ -889,12 +889,14 @@ HIDING_TAG_QUALIFIERS: Final = frozenset(
 """Words a hiding tag's name may also hold (`<SYSTEM_REQUIREMENT>`, `<assistant_note>`);
 any other word makes it an ordinary tag (`<important_notes>` is, `<use_case>` is)."""
 STYLE_HIDDEN: Final = compile_(
-    r"\bstyle\s*=\s*[\"'][^\"'<>]{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
+    # `style(?<!\wstyle)` is `\bstyle` with its word first: `re` then searches for the
+    # word instead of trying every alternative at every position (3 times faster).
+    r"style(?<!\wstyle)\s*=\s*[\"'][^\"'<>]{0,200}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
     r"font-size\s*:\s*0(?:px)?\s*[;\"']|opacity\s*:\s*0\s*[;\"'])"
     r"|<\w+\s[^<>]{0,200}?\bhidden(?=[\s>=/])"
     r"|(?m:^)[ \t]{0,3}\[(?://|comment|hidden|\w+)\]:[ \t]*(?:#|<>)[ \t]*[(\"']"
     r"|<\|im_start\|>|<\|system\|>|\[INST\]|<<SYS>>|<\|endoftext\|>"
-    r"|\bfont-size\s*:\s*[01](?:px)?\s*[;\"']"
+    r"|font-size(?<!\wfont-size)\s*:\s*[01](?:px)?\s*[;\"']"
 )
 HIDDEN_FENCE: Final = compile_(
     r"(?m:^)[ \t]{0,3}(?:```|~~~)[ \t]*\{?[ \t]*\.?(?:hidden|invisible|secret|system|ai-only|"
