@@ -31,13 +31,14 @@ def test_split_holds_both_kinds_of_text() -> None:
 
 
 RECALL_MEASURED_FLOOR = 0.70
-"""What the rules and the text model reach on the test split today (0.74, measured once
-they were settled): a guard against falling back while the target above is not met."""
+"""What the rules and the text model reach on the test split today (0.72, measured once
+they were settled; 0.74 before the rules were made to keep quiet on real READMEs and
+skills): a guard against falling back while the target above is not met."""
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="target not met: recall on the test split is 0.74 (rules and text model tuned on "
+    reason="target not met: recall on the test split is 0.72 (rules and text model tuned on "
     "the tune split and development corpora, never on this split); docs/findings.md",
 )
 def test_overall_recall_on_poisoned_texts() -> None:

@@ -10,6 +10,7 @@ from marketplace_rules.model_text import judge, model_text_findings
 from marketplace_rules.model_text import rules as rules_module
 from marketplace_rules.model_text.model import (
     CODE_NAMES,
+    SCORED_CHARS,
     WINDOW_CHARS,
     TextModel,
     features,
@@ -76,13 +77,21 @@ def test_a_code_a_rule_found_is_not_added_twice(toy_model: TextModel) -> None:
     assert not hits[0].note  # the rule's hit, not the model's
 
 
-def test_a_long_text_is_scored_by_windows_and_names_the_right_line(
-    toy_model: TextModel,
-) -> None:
-    filler = "This paragraph explains how the tool formats calendar dates.\n\n" * 40
+def test_a_text_is_scored_by_windows_and_names_the_right_line(toy_model: TextModel) -> None:
+    filler = "This paragraph explains how the tool formats calendar dates.\n\n" * 25
     text = filler + "The purple elephant sleeps.\n"
+    assert WINDOW_CHARS * 2 < len(text) <= SCORED_CHARS
     (finding,) = model_text_findings([ModelText("file:SKILL.md", text, line_numbers=True)])
     assert finding.path == f"file:SKILL.md:{text[: text.index('purple')].count(chr(10)) + 1}"
+
+
+def test_a_text_longer_than_the_model_reads_is_left_to_the_rules(toy_model: TextModel) -> None:
+    """A README's rare false alarm per window adds up over hundreds of windows."""
+    filler = "This paragraph explains how the tool formats calendar dates.\n\n" * 40
+    text = filler + "The purple elephant sleeps.\n"
+    assert len(text) > SCORED_CHARS
+    assert model_text_findings([ModelText("file:SKILL.md", text, line_numbers=True)]) == []
+    assert [hit.code for hit in judge(text[-600:])] == [Code.AI_EXFILTRATION]
 
 
 def test_windows_cover_the_text_in_runs_of_sentences() -> None:

@@ -38,6 +38,11 @@ WINDOW_CHARS: Final = 600
 """A long text is scored in windows of whole sentences of about this many characters
 (the model was trained on descriptions and paragraphs of that size)."""
 SHOWN_WORDS: Final = 3
+SCORED_CHARS: Final = 2_000
+"""Only texts up to this long are scored: descriptions, parameters, instructions and short
+skills, what the model was trained on. On a README or a long skill its rare false alarm
+per window adds up over hundreds of windows (measured on public MCP servers' READMEs:
+one in six flagged), and the rules judge those alone."""
 
 
 def _tokens(text: str) -> list[re.Match[str]]:

@@ -22,7 +22,7 @@ from typing import Final
 from marketplace_rules.findings import Code, Severity
 from marketplace_rules.model_text import signals as sig
 from marketplace_rules.model_text.gates import GateIndex, Signal
-from marketplace_rules.model_text.model import text_model, windows
+from marketplace_rules.model_text.model import SCORED_CHARS, text_model, windows
 from marketplace_rules.model_text.popular import HOST_TOOLS, POPULAR_TOOLS
 from marketplace_rules.model_text.sources import NO_CONTEXT, ToolContext
 
@@ -69,6 +69,8 @@ _YOUR_CREDENTIAL: Final = re.compile(
     re.IGNORECASE,
 )
 _SETUP: Final = re.compile(
+    r"\b(?:get|obtain|create|generate)\s+(?:a|an|your)\s+(?:free\s+|new\s+)?(?:\w+\s+)?"
+    r"(?:api\s+key|token|access\s+token)\b|"
     r"\bfrom\s+(?:the|your)\s+(?:\w+\s+)?(?:dashboard|console|settings|portal|account page|"
     r"developer page|admin page)\b|\.?gitignore\b|\bgit-ignored\b"
     r"|\bin\s+your\s+(?:[\w-]+\s+){0,3}?(?:configuration|config|settings|environment|"
@@ -316,12 +318,27 @@ def concealment(doc: Document, context: ToolContext) -> TextHit | None:
         guarded = any(doc.in_sentence(sig.SENSITIVE_STRONG, near) for near in (index - 1, index))
         for match in doc.in_sentence(sig.CONCEAL, index):
             said = match.group()
+            if (not _NEGATOR.match(said) and doc.negated(match.start())) or _NOT_HIDDEN.search(
+                said
+            ):
+                continue  # `do not silently skip validation`: hiding forbidden
             # Keeping a credential from everyone is advice, not hiding from the user.
             if guarded and _PROTECT.search(said) and not _USER_ASKS.search(said):
                 continue
             if not _CONDITION.search(said):
                 return _hit(doc, Code.AI_CONCEALMENT, match)
     return None
+
+
+_NOT_HIDDEN: Final = re.compile(
+    r"\b(?:not|never)\s+(?:silently|quietly|secretly|covertly|discreetly)\b|n't\s+silently\b",
+    re.IGNORECASE,
+)
+_NEGATOR: Final = re.compile(
+    r"(?:do not|don't|don’t|never|must not|mustn't|should not|shouldn't|no need|without|avoid|"
+    r"refrain|not|under no)\b",
+    re.IGNORECASE,
+)
 
 
 def sensitive_data(doc: Document, context: ToolContext) -> TextHit | None:
@@ -343,32 +360,88 @@ def sensitive_data(doc: Document, context: ToolContext) -> TextHit | None:
 
 def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
     """An order to read or pass the secret: not negated (`never share your token`), not
-    the user's own credential handed to the API it belongs to, and for the weaker verbs
-    (include, store, open...) said with pressure, a standing trigger or a destination."""
+    the user's own credential handed to the API it belongs to, not a setting named.
+
+    A private place (`~/.ssh`, `.aws/credentials`, a browser's passwords) is never the
+    model's to read: a strong verb, pressure or a destination is enough. A credential
+    word (token, API key, `.env`) is everyday documentation (`the request must include the
+    bearer token in the Authorization header`): it takes pressure and a harvest (`extract
+    all credentials`), the reply or a parameter as its target, or a destination."""
     verb = sig.VERB_AT.match(doc.text, match.start())
     if doc.negated(match.start()):
         return False
     phrase = match.group()
     if _YOUR_CREDENTIAL.search(phrase) and not _destination(doc, index):
         return False
-    if _SETUP.search(doc.sentence(index)):
+    sentence = doc.sentence(index)
+    if _SETUP.search(sentence):
         return False
     if _CONFIGURED.search(doc.text, max(0, match.start() - 1), match.end()):
         return False  # `set ACME_TOKEN`: a setting named, not a secret read
-    if verb is not None and _STRONG_COLLECT.match(" ".join(verb.group().split())):
+    said = " ".join(verb.group().split()) if verb is not None else ""
+    pressed = bool(doc.in_sentence(sig.MODAL, index) or doc.in_sentence(sig.TRIGGER, index))
+    if _PRIVATE_PLACE.search(sentence):
+        return bool(_STRONG_COLLECT.match(said)) or pressed or _destination(doc, index)
+    if doc.in_code(match.start()):
+        return False  # `print("Invalid API key")`: code that handles a credential
+    if _destination(doc, index) and _ordered(doc, index, match):
         return True
-    return (
-        bool(doc.in_sentence(sig.MODAL, index))
-        or bool(doc.in_sentence(sig.TRIGGER, index))
-        or _destination(doc, index)
+    return pressed and (
+        bool(_HARVEST.match(said))
+        or _SECRET_TARGET.search(sentence) is not None
+        # a pass-on order runs on into the next sentence (`... secret key. put it here`)
+        or _SECRET_TARGET.search(doc.text, match.start(), match.end() + 20) is not None
+        or _FIELD_LINE.search(doc.text, doc.bounds[max(0, index - 1)][0], match.start()) is not None
     )
+
+
+_PRIVATE_PLACE: Final = re.compile(
+    r"~/\.ssh\b|\B\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b"
+    r"|\bclaude_desktop_config\b|\B\.cursor/|/etc/(?:passwd|shadow|sudoers)\b"
+    r"|\B\.aws/credentials\b|\B\.git-credentials\b|\B\.netrc\b|\B\.npmrc\b|\B\.pypirc\b"
+    r"|\B\.docker/config\.json|\B\.kube/config\b|\B\.gnupg\b|\bauthorized_keys\b"
+    r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
+    r"zsh_history)\b|(?:~|\$HOME)/\.(?:config/[\w./-]+|[\w-]+rc|[\w-]+_history)"
+    r"|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b|\bkeychain\b|\bbrowser\s+(?:history|profile|"
+    r"passwords)\b|\b(?:seed|recovery)\s+phrases?\b|\bmaster\s+password\b|\bcrypto\s+wallets?\b"
+    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity|keys?)\b"
+    r"|\bprivate\s+keys?\b|\bsystem\s+prompt\b|\bcredentials?\s+files?\b|\bcookie\s+(?:jar|store)\b"
+    r"|\bcookies?\b(?=[^.!?\n]{0,40}\bbrowser)|\bbrowser'?s?\s+(?:\w+\s+)?cookies?\b",
+    re.IGNORECASE,
+)
+"""Where secrets are kept that no tool's description has a reason to send the model to."""
+_HARVEST: Final = re.compile(
+    r"^(?:extract|collect|gather|harvest|dump|steal|grab|enumerate|exfiltrate|scan|"
+    r"search\s+for|look\s+for|locate)$",
+    re.IGNORECASE,
+)
+_SECRET_TARGET: Final = re.compile(
+    r"\b(?:in|into|to)\s+(?:your|the)\s+(?:final\s+)?(?:response|reply|answer|output|summary)\b"
+    r"|\b(?:put|place|paste|write|store)\s+(?:it|them)\s+here\b|\bas\s+[`'\"][\w-]{1,40}[`'\"]"
+    r"|\bsidenote\b",
+    re.IGNORECASE,
+)
+"""Where a secret is made to go short of an address: the reply, this call's parameter."""
+_FIELD_LINE: Final = re.compile(r"^[ \t]*[a-z][\w.-]{0,40}:[ \t]", re.MULTILINE)
+"""A parameter's description in a docstring (`context: MUST include ...`)."""
 
 
 def _destination(doc: Document, index: int) -> bool:
+    """Somewhere a secret is sent: an address, or a parameter that is not the credential's
+    own place (the Authorization header, an `api_key` parameter, the URL to open)."""
+    if _has_destination(doc, index):
+        return True
+    if _AUTH_HEADER.search(doc.sentence(index)):
+        return False
     return any(
-        doc.in_sentence(pattern, index)
-        for pattern in (sig.URL, sig.EMAIL, sig.PHONE, sig.PLACE, sig.PARAMETER)
+        not _OWN_PLACE.search(match.group()) for match in doc.in_sentence(sig.PARAMETER, index)
     )
+
+
+_AUTH_HEADER: Final = re.compile(r"\bauthori[sz]ation\b|\bbearer\b", re.IGNORECASE)
+_OWN_PLACE: Final = re.compile(
+    r"\burl\b|\bheaders?\b|key|token|secret|password|passwd|auth|credential", re.IGNORECASE
+)
 
 
 _ADDRESSES: Final = (sig.URL, sig.EMAIL, sig.PHONE, sig.DOMAIN, sig.PLACE)
@@ -386,46 +459,72 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
             or doc.in_sentence(sig.POST_COMMAND, index)
         ):
             continue
+        verbs = [
+            m
+            for m in doc.in_sentence(sig.TRANSFER, index)
+            if not doc.negated(m.start()) and not doc.in_code(m.start())
+        ]
+        if not verbs:
+            continue
+        # A verb that sends by itself, or one said as an order; `add X to your project`
+        # and `a copy of the License at` describe.
         verb = next(
-            (
-                m
-                for m in doc.in_sentence(sig.TRANSFER, index)
-                if not doc.negated(m.start()) and not doc.in_code(m.start())
-            ),
+            (m for m in verbs if _STRONG_TRANSFER.match(m.group()) or _ordered(doc, index, m)),
             None,
         )
-        if verb is None:
-            continue
-        address = next(
+        secret = doc.in_sentence(sig.SENSITIVE_STRONG, index)
+        strong = _STRONG_USER_DATA.search(doc.sentence(index))
+        found = next(
             (
-                m
-                for near in (index, index + 1)
+                (p, m)
+                for near in _address_sentences(doc, index, bool(secret or strong))
                 for p in _ADDRESSES
                 for m in doc.in_sentence(p, near)
-                if not _EXAMPLE.search(doc.text, max(0, m.start() - _EXAMPLE_REACH), m.start())
+                if _is_destination(doc, m)
+                # `an attacker can ... forward`: a place named before the verb is its subject
+                and (p is not sig.PLACE or m.start() > (verb or verbs[0]).start())
             ),
             None,
         )
+        address = found[1] if found else None
+        if verb is None:
+            # `every SMS is also copied to +44 7700 900123`: a weak verb still sends to a
+            # person's own address (an e-mail address, a phone number), not to a link.
+            if found is None or found[0] not in (sig.EMAIL, sig.PHONE):
+                continue
+            verb = verbs[0]
         links = [(m.start(), m.end()) for m in doc.in_sentence(sig.URL, index)]
         data = [
             m
             for m in doc.in_sentence(sig.DATA, index)
             if not any(start <= m.start() < end for start, end in links)
-        ]
+        ] + secret
         pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
         if _USER_INTENT.search(doc.sentence(index)) or _SETUP.search(doc.sentence(index)):
             continue  # what the user asked for; a person setting the plugin up
-        if address is not None and (data or pressed or context.read_only):
+        # Copied or added to a person's address (an e-mail address, a phone number): what
+        # is sent goes without saying (`every SMS is also copied to +44 7700 900123`).
+        personal = (
+            found is not None
+            and found[0] in (sig.EMAIL, sig.PHONE)
+            and not _STRONG_TRANSFER.match(verb.group())
+        )
+        # To a link or a domain, what is sent must be private (the conversation, a secret,
+        # all of some data) or sent under pressure: documentation sends requests and
+        # configuration to URLs all day.
+        to_person = found is not None and found[0] not in (sig.URL, sig.DOMAIN)
+        private_data = bool(secret or strong or _ALL_DATA.search(doc.sentence(index)))
+        sends = (data or pressed or personal) if to_person else (private_data or (pressed and data))
+        if address is not None and (sends or context.read_only):
             note = _read_only_note(context, "sends data")
             return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
         parameter = doc.in_sentence(sig.PARAMETER, index)
-        secret = doc.in_sentence(sig.SENSITIVE_STRONG, index)
-        strong = _STRONG_USER_DATA.search(doc.sentence(index))
         private = strong or secret or (data and _user_data(doc, index) and pressed)
-        if parameter and private:
+        own_place = _AUTH_HEADER.search(doc.sentence(index))  # a token in its header
+        if parameter and private and _ordered(doc, index, verb) and not own_place:
             return _hit(doc, Code.AI_EXFILTRATION, verb, parameter[0])
         post = doc.in_sentence(sig.POST_COMMAND, index)
-        if post and pressed and _has_address(doc, index):
+        if post and pressed and _has_destination(doc, index):
             return _hit(doc, Code.AI_EXFILTRATION, verb, post[0])
     for index in sorted(doc.matches(sig.FETCH_URL)):
         fetch = doc.in_sentence(sig.FETCH_URL, index)[0]
@@ -439,9 +538,81 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
             return _hit(doc, Code.AI_EXFILTRATION, link)
     for index in sorted(doc.matches(sig.POST_COMMAND)):
         command = doc.in_sentence(sig.POST_COMMAND, index)[0]
-        if _has_address(doc, index) and doc.in_sentence(sig.TRIGGER, index):
+        if _has_destination(doc, index) and doc.in_sentence(sig.TRIGGER, index):
             return _hit(doc, Code.AI_EXFILTRATION, command)
     return None
+
+
+_STRONG_TRANSFER: Final = re.compile(
+    r"(?:send|forward|upload|post|transmit|exfil|leak|relay|submit|deliver|share|e-?mail|"
+    r"beacon|report back|dispatch|redirect|(?:change|replace|override|set) the recipient|"
+    r"env[íi]a|enviar|sende|schicke|envoie|envoyer)",
+    re.IGNORECASE,
+)
+"""Verbs that send by themselves; the others (add, include, copy, list, set...) describe
+as often as they order, so they count only as an order (`_ordered`)."""
+_CLAUSE_OPENING: Final = re.compile(
+    r"(?:^|[:;,(]|\b(?:and|then|please|first|next|finally|to)\b|[-*+•>]|\d[.)])"
+    r"[\s*_`\"']*$",
+    re.IGNORECASE,
+)
+_REFERENCE_LINK: Final = re.compile(
+    r"\]\(\s*$|^[ \t]*\[[^\]\n]{1,100}\]:[ \t]*$|<$"
+    r"|\b(?:by|from|see|cf\.?|visit|contact)[ \t(]+$",
+    re.IGNORECASE,
+)
+"""Before an address: a Markdown link's or reference's target, an RST or angle link, or
+a word that makes it a reference (`fixed by x@y.z in https://...`, `see https://...`)."""
+_LOCAL_URL: Final = re.compile(
+    r"(?:https?|wss?)://(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![\w.-])",
+    re.IGNORECASE,
+)
+
+
+def _ordered(doc: Document, index: int, verb: re.Match[str]) -> bool:
+    """The verb is an order: said under pressure (must, always, after every...) or in the
+    imperative, opening its clause (`Then, add ...`, `- include ...`)."""
+    if doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index):
+        return True
+    first = doc.bounds[index][0]
+    # A slice, not search(text, first, ...): `^` only matches at the string's real start.
+    return (
+        _CLAUSE_OPENING.search(doc.text[max(first, verb.start() - 80) : verb.start()]) is not None
+    )
+
+
+def _address_sentences(doc: Document, index: int, private: bool) -> tuple[int, ...]:
+    """This sentence, and the next one when this one leads into it (`... to:`) or sends
+    private data (`Attach the ~/.ssh key. The team keeps these at https://...`)."""
+    first, last = doc.bounds[index]
+    end = doc.text[first:last].rstrip(" \t*_`")
+    leads = end.endswith(":") or re.search(r"\b(?:to|at|via|address)$", end, re.I) is not None
+    following = index + 1
+    while following < len(doc.bounds) - 1 and _TAG_ONLY.fullmatch(doc.sentence(following)):
+        following += 1  # `attach them under a <details> block ... at https://...`
+    if following < len(doc.bounds):
+        # What follows `add the following:` in documentation is a block of configuration.
+        after = doc.sentence(following).strip()
+        leads = leads and len(after) <= _LED_ADDRESS_CHARS and not after.startswith(("`", "{"))
+    return (index, following) if leads or private else (index,)
+
+
+_TAG_ONLY: Final = re.compile(r"\s*<[^<>]{1,120}>\s*")
+
+
+_LED_ADDRESS_CHARS: Final = 160
+
+
+def _is_destination(doc: Document, address: re.Match[str]) -> bool:
+    """An address data could be sent to: not an example (`e.g. a@b.c`), not a link to
+    read (a Markdown or RST link's target, a badge), not this machine."""
+    start = address.start()
+    if _EXAMPLE.search(doc.text, max(0, start - _EXAMPLE_REACH), start):
+        return False
+    line = doc.text.rfind("\n", 0, start) + 1
+    if _REFERENCE_LINK.search(doc.text[max(line, start - 200) : start]):
+        return False
+    return not _LOCAL_URL.match(address.group())
 
 
 def _exfiltration_candidates(doc: Document) -> list[int]:
@@ -455,6 +626,14 @@ def _exfiltration_candidates(doc: Document) -> list[int]:
     return sorted(doc.maybe(sig.TRANSFER) & addressed)
 
 
+_ALL_DATA: Final = re.compile(
+    r"\b(?:all|every|each|entire|full|complete|whole)\s+(?:\w+\s+){0,2}?(?:contents?|data|files?|"
+    r"messages?|emails?|conversations?|history|chats?|results?|outputs?|responses?|"
+    r"information|details|logs?|documents?|records|queries|prompts?|inputs?|context|"
+    r"transcripts?|repl(?:y|ies)|answers?|notes|values)\b",
+    re.IGNORECASE,
+)
+"""Everything of some data: `forward all user messages`, `the full response`."""
 _EXAMPLE: Final = re.compile(r"e\.g\.|for example|such as|\bi\.e\.", re.IGNORECASE)
 _EXAMPLE_REACH: Final = 80
 _WHEN_USER: Final = re.compile(
@@ -496,6 +675,14 @@ def _has_address(doc: Document, index: int) -> bool:
     return any(doc.in_sentence(pattern, index) for pattern in _ADDRESSES)
 
 
+def _has_destination(doc: Document, index: int) -> bool:
+    return any(
+        _is_destination(doc, match)
+        for pattern in _ADDRESSES
+        for match in doc.in_sentence(pattern, index)
+    )
+
+
 def _read_only_note(context: ToolContext, doing: str) -> str:
     if not context.read_only:
         return ""
@@ -534,8 +721,11 @@ def tool_shadowing(doc: Document, context: ToolContext) -> TextHit | None:
                 behaviour = trigger
         if behaviour is None:
             continue
+        # The tool is named in the same sentence, or in the one before when this one refers
+        # back to it (`its tools`): in documentation the sentence before is as often a
+        # heading, a table row or a code block about something else.
         reference = next(_tool_references(doc, index, context), None)
-        if reference is None and index > 0:
+        if reference is None and index > 0 and _REFERS_BACK.search(doc.sentence(index)):
             reference = next(_tool_references(doc, index - 1, context), None)
         if reference is not None:
             return _hit(doc, Code.AI_TOOL_SHADOWING, reference, behaviour)
@@ -567,6 +757,24 @@ def _reference_candidates(doc: Document) -> list[int]:
     return sorted(index for index in indexes if index < len(doc.bounds))
 
 
+_REFERS_BACK: Final = re.compile(
+    r"\b(?:its|their|that|those|these)\s+(?:\w+\s+)?(?:tools?|functions?|servers?)\b"
+    r"|\b(?:that|this)\s+(?:tool|server)\b|\bit\b",
+    re.IGNORECASE,
+)
+
+
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z]+")
+_CODE_WORD: Final = re.compile(r"\b(?:functions?|operations?)\b", re.IGNORECASE)
+_TOOL_SHAPED: Final = re.compile(r"[a-z0-9][_.-][a-z0-9]|^mcp", re.IGNORECASE)
+"""A function or an operation is a tool when named as tools are (`get_preferences`)."""
+_ONE_TOOL: Final = re.compile(r"\btool\b|^[`'\"(]|[`'\")]\s+\w+$|[`'\"]$", re.IGNORECASE)
+"""A plain word names a tool only as `the X tool` or quoted (`the "add" function`)."""
+_PREREQUISITE: Final = re.compile(
+    r"^[`'\"]?\s*(?:tool\s+)?(?:first\s+)?(?:to\s+(?:obtain|get|find|retrieve|look\s+up|resolve|"
+    r"fetch|list|discover)|before\s+(?:calling|using)\s+this)\b",
+    re.IGNORECASE,
+)
 _USER_ASKS: Final = re.compile(r"\b(?:user|users|they)\b", re.IGNORECASE)
 
 
@@ -577,6 +785,8 @@ def _changes_behaviour(doc: Document, match: re.Match[str], index: int) -> bool:
     if _USER_ASKS.search(said) or doc.negated(match.start()):
         return False
     if sig.CALL_OTHER.fullmatch(said):
+        if _PREREQUISITE.match(doc.text[match.end() : doc.bounds[index][1]]):
+            return False  # `call search_providers first to obtain the id`: an order of calls
         return bool(doc.in_sentence(sig.STRICT, index))
     return True
 
@@ -589,6 +799,10 @@ def _tool_references(doc: Document, index: int, context: ToolContext) -> Iterato
         if _SOURCE.search(doc.text, max(0, match.start() - 24), match.start()):
             continue  # `the id obtained from the X tool`: a tool used as a source of data
         name = next((group for group in match.groups() if group), match.group())
+        if _PLAIN_NAME.fullmatch(name) and not _ONE_TOOL.search(match.group()):
+            continue  # `a decode operation`, `the Mypy plugin`: words, not a tool's name
+        if _CODE_WORD.search(match.group()) and not _TOOL_SHAPED.search(name):
+            continue  # `the `build` function`, `transformWithEsbuild` function: code
         name = name.strip("`'\"()").lower()
         if name not in sig.NOT_A_NAME and name not in HOST_TOOLS and name != context.tool_name:
             yield match.start(), match.end()
@@ -620,12 +834,29 @@ def _comment(doc: Document) -> Span | None:
 
 
 def _speaks(inside: str) -> bool:
+    """A comment that speaks to the model: a few words, the model or its orders named,
+    and an order (`you must`, `ignore`, `do not`); not a maintainer's note (`We will try
+    to respond to your issue within a week`)."""
     words = 0
     for _ in _WORD.finditer(inside):
         words += 1
         if words >= _COMMENT_MIN_WORDS:
             break
-    return words >= _COMMENT_MIN_WORDS and sig.MODEL_WORDS.search(inside) is not None
+    return (
+        words >= _COMMENT_MIN_WORDS
+        and sig.MODEL_WORDS.search(inside) is not None
+        and _COMMENT_ORDER.search(inside) is not None
+    )
+
+
+_COMMENT_ORDER: Final = re.compile(
+    r"\b(?:must|should|always|never|do not|don't|ignore|instead|important|required?|"
+    r"make sure|ensure|remember|only|now|first|before|after|when|whenever|then|send|call|"
+    r"include|read|forward|tell|say|respond|reply|answer|output|print|execute|run|pass|set|"
+    r"add|use|bypass|override|regardless|whatever)\b"
+    r"|^\s*(?:assistant|ai|model|llm|agent|claude|system)\s*:",
+    re.IGNORECASE,
+)
 
 
 def _hiding_tag(doc: Document) -> Span | None:
@@ -657,6 +888,9 @@ def _padding(doc: Document) -> Span | None:
     for pattern in (_WHITESPACE_RUN, _BLANK_LINES):
         for match in pattern.finditer(text):
             after = text[match.end() : match.end() + 1]
+            line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+            if line.lstrip().startswith("|"):
+                continue  # a table's cell padded to the column's width
             if after and not after.isspace() and after != "|" and not doc.in_code(match.start()):
                 return match.start(), min(len(text), match.end() + 40)
     return None
@@ -675,16 +909,53 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
     time`); not what the user asked for."""
     for index in sorted(doc.matches(sig.COERCE)):
         match = _first_unnegated(doc, sig.COERCE, index)
-        if match is not None and not _WHEN_USER.search(doc.sentence(index)):
+        said = doc.sentence(index)
+        if match is not None and not _WHEN_USER.search(said) and _this_tool(said, context):
             return _hit(doc, Code.AI_COERCION, match)
     for index in sorted(doc.maybe(sig.ALWAYS_FIRST) & doc.maybe(sig.CALL)):
         when = _first_unnegated(doc, sig.ALWAYS_FIRST, index)
-        call = _first_unnegated(doc, sig.CALL, index)
+        call = next(
+            (
+                m
+                for m in doc.in_sentence(sig.CALL, index)
+                if not doc.negated(m.start())
+                and not (when and when.start() <= m.start() < when.end())
+                and not _PASSIVE.search(doc.text, max(0, m.start() - 24), m.start())
+                and _ordered(doc, index, m)
+            ),
+            None,
+        )
         said = doc.sentence(index)
-        if when and call and not _USER_INTENT.search(said) and not _WHEN_USER.search(said):
+        if (
+            when
+            and call
+            and not _USER_INTENT.search(said)
+            and not _WHEN_USER.search(said)
+            and _this_tool(said, context)
+        ):
             return _hit(doc, Code.AI_COERCION, call, when)
     return None
 
+
+_THIS_TOOL: Final = re.compile(
+    r"\b(?:this|that)\s+(?:tool|function|server|skill|plugin)\b|\bother\b|\bfirst\s+step\b"
+    r"|\bnot\s+optional\b|\bfailure\s+to\b|\b(?:it|this)\s+(?:to|for|in|on)\s+(?:every|each|all)\b"
+    # A tool's name (send_email, kb.search), not an ENV_VAR:
+    r"|(?-i:\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z][a-z0-9]+\.[a-z][a-z0-9_]+\b)",
+    re.IGNORECASE,
+)
+"""What coercion is about: this tool (or a tool named), or every other one. `Before any
+task, check your memory file` is a skill's own advice; `before any tool runs` describes a
+hook."""
+
+
+def _this_tool(sentence: str, context: ToolContext) -> bool:
+    named = context.tool_name is not None and context.tool_name in sentence
+    return named or _THIS_TOOL.search(sentence) is not None
+
+
+_PASSIVE: Final = re.compile(r"\b(?:be|is|are|was|were|been|being|gets?)\s+$", re.IGNORECASE)
+"""Before a call verb: `will be called each time` describes code, not the model."""
 
 Rule = Callable[[Document, ToolContext], TextHit | None]
 
@@ -726,7 +997,7 @@ def _model_hits(doc: Document, found: set[Code]) -> list[TextHit]:
     window of sentences it scores above its threshold."""
     model = text_model()
     missing = [code for code in CODE_ORDER if code not in found]
-    if model is None or not missing:
+    if model is None or not missing or len(doc.text) > SCORED_CHARS:
         return []
     hits: list[TextHit] = []
     for start, end in windows(doc.bounds):

@@ -256,7 +256,13 @@ MODE_SWITCH: Final = compile_(
     r"\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you|from\s+here\s+on|adopt\s+(?:the\s+following|"
     r"a\s+new)\s+persona|reset\s+context|you\s+are\s+no\s+longer\s+bound)\b"
     r"|\b(?:in|into|enter|entering|now|enable|activate|switch(?:ed)?\s+to)\s+(?:the\s+)?"
-    r"(?:dev|developer|maintenance|admin|god|debug|unrestricted|jailbreak|diagnostic)\s*mode\b"
+    r"(?:god|unrestricted|jailbreak|dan)\s*mode\b"
+    # A program's own modes (maintenance, debug) only when the model is put in one: `the
+    # SDK will enter maintenance mode` and `enable debug mode` are documentation.
+    r"|\b(?:you\s+are\s+(?:now\s+)?(?:in|running\s+in|operating\s+in)|you're\s+(?:now\s+)?in|"
+    r"you\s+(?:must|should|will|are\s+to)\s+(?:now\s+)?(?:enter|switch\s+to|activate)|"
+    r"now\s+(?:enter|in|switch\s+to|activate|enable))\s+(?:the\s+)?"
+    r"(?:dev|developer|maintenance|admin|debug|diagnostic)\s*mode\b"
     r"|\bdevmode\b"
 )
 
@@ -309,7 +315,7 @@ _WHOM: Final = _words(
 )
 CONCEAL: Final = compile_(
     rf"\b(?:do not|don't|don’t|never|must not|mustn't|should not|shouldn't|no need to|"
-    rf"without|avoid|refrain from|not)\s+(?:\w+\s+){{0,2}}?{_TELL}\b[^\w.!?\n]*"
+    rf"without|avoid|refrain from)\s+(?:\w+\s+){{0,2}}?{_TELL}\b[^\w.!?\n]*"
     rf"(?:\w+[^\w.!?\n]+){{0,3}}?{_WHOM}\b"
     r"|\b(?:keep|hold)\s+(?:this|it|that|these|them|the\s+\w+)\s+"
     r"(?:a\s+)?(?:secret|hidden|confidential|private|quiet|between us|to yourself)\b"
@@ -318,18 +324,20 @@ CONCEAL: Final = compile_(
     r"(?:\w+\s+){0,2}?(?:know|see|notice|find out|learn|be told|be informed|be aware)\b"
     r"|\bwithout\s+(?:the\s+)?(?:user'?s?\s+|their\s+|them\s+)?"
     r"(?:knowledge|knowing|noticing|telling|informing|alerting|being noticed)\b"
-    r"|\b(?:act|run|runs|operate|operates|proceed|do (?:this|it)|perform (?:this|it)|"
+    r"|\b(?:act|run|operate|proceed|do (?:this|it)|perform (?:this|it)|"
     r"execute (?:this|it)|work)\s+(?:silently|quietly|secretly|covertly|invisibly|discreetly)\b"
     r"|\b(?:silently|quietly|secretly|covertly|discreetly|invisibly)\s+(?:\w+\s+){0,2}?"
     r"(?:send|forward|upload|include|add|collect|read|call|execute|run|copy|exfiltrate|"
     r"append|attach|post|log|store|record|change|modify|redirect|replace)\b"
-    r"|\bpresent\s+(?:it|this|them|the\s+\w+(?:\s+\w+)?)\s+as\s+if\b"
+    r"|\bpresent\s+(?:it|this|them|the\s+\w+(?:\s+\w+)?)\s+as\s+(?:if\b|your\s+own\b)"
     r"|\bformat\s+(?:it|them|this)\s+to\s+look\s+like\b"
     r"|\b(?:invisible|hidden|unknown)\s+to\s+(?:the\s+)?users?\b"
     r"|\b(?:mere|just an?|only an?|simply an?)\s+implementation\s+detail\b"
     r"|\bkeep\s+(?:the\s+)?users?\s+(?:in the dark|unaware|uninformed)\b"
-    r"|\b(?:the\s+)?users?\s+(?:does|do|did|will|would|should|must|need|needs)\s*(?:not|n't|never)"
-    r"\s+(?:need\s+to\s+|have\s+to\s+)?(?:know|see|notice|be told|be informed|find out|learn)\b"
+    # `the user doesn't know what sections they need` describes; `need not know` orders.
+    r"|\b(?:the\s+)?users?\s+(?:(?:does|do|did)\s*(?:not|n't)\s+(?:need|have)\s+to|"
+    r"(?:will|would|should|must|need|needs)\s*(?:not|n't|never)\s+(?:need\s+to\s+|have\s+to\s+)?)"
+    r"\s*(?:know|see|notice|be told|be informed|find out|learn)\b"
     r"|\bkeep\s+(?:this|it|that|these|them|the)\s+(?:\w+\s+){0,2}?(?:secret|hidden|invisible|"
     r"confidential|private|quiet|to yourself|between us|out of (?:the\s+)?(?:user'?s?\s+)?"
     r"(?:sight|view|response|reply|answer|output))\b"
@@ -337,14 +345,17 @@ CONCEAL: Final = compile_(
     r"(?:this|it|that|these|any of this|the (?:above|following))\s+(?:\w+\s+){0,2}?(?:in|to)\s+"
     r"(?:your|the)\s+(?:response|reply|answer|output|summary|chat|user)\b"
     r"|\b(?:respond|reply|answer|continue|behave|proceed|act)\s+(?:\w+\s+){0,2}?as if\s+"
-    r"(?:nothing|everything|this|it|you|no)\b"
+    r"(?:nothing|everything|you|no)\b"
     r"|\bpretend\s+(?:that\s+)?(?:nothing|you did not|you didn't|this|it)\b"
     r"|\b(?:conceal|withhold)\s+(?:\w+\s+){0,4}?from\b"
     r"|\b(?:hide|omit|suppress)\s+(?:\w+\s+){0,4}?from\s+(?:the\s+)?users?\b"
     r"|\b(?:do not|don't|don’t|never|avoid|without)\s+(?:\w+\s+){0,2}?(?:mention|mentioning|"
     r"disclose|disclosing|reveal|revealing|bring up|bringing up|surface|surfacing)\s+"
-    r"(?:\w+\s+){0,1}?(?:the|this|that|these|any|your|having|reading|accessing|sending|"
+    r"(?:\w+\s+){0,1}?(?:this|that|these|having|reading|accessing|sending|"
     r"collecting|calling|including)\b"
+    # `without mentioning the intention of the art` is a style; an order names what
+    r"|\b(?:do not|don't|don’t|never)\s+(?:\w+\s+){0,2}?(?:mention|disclose|reveal|bring up|"
+    r"surface)\s+(?:\w+\s+){0,1}?(?:the|any|your)\b"
     r"|\bwithout\s+letting\s+(?:the\s+)?(?:user|them|anyone)\b"
     r"|\b(?:bother|bothering|burden|burdening|worry|worrying|alarm|alarming)\s+(?:the\s+)?users?\s+"
     r"(?:with|about)\b"
@@ -510,7 +521,7 @@ DOMAIN: Final = compile_(
             "link click"
         ).split()
     )
-    + r")\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))"
+    + r")\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))(?!\.[a-z_])"
 )
 PLACE: Final = compile_(
     r"\b(?:our|my|the attacker'?s?|an? external|a remote|a third[- ]party|the following)\s+"
@@ -593,6 +604,7 @@ _TRANSFER: Final = _words(
     "uploaded",
     "forwarded",
     "sends",
+    "sent",
     "forwards",
     "uploads",
     "posts",
@@ -652,7 +664,7 @@ FETCH_URL: Final = compile_(
 )
 """A GET that carries data out: `fetch https://x/?d=...` with the data named."""
 DATA_IN_URL: Final = compile_(
-    r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{0,300}?[?&=/](?:\{|<|\$|%s)"
+    r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{0,300}?[?&=/](?:\{|<|\$(?=[{A-Za-z_])|%s)"
     r"|\bhttps?://[^\s'\"`]{0,300}?[?&]\w{1,30}=(?:\{\{|\$\{|<|\{|\[)"
 )
 """Data put into a link or an image address: `![](https://x/?d={history})`."""
@@ -670,7 +682,7 @@ POST_COMMAND: Final = compile_(
 
 TOOL_WORDS: Final = r"(?:tool|function|operation|server|plugin)s?"
 NAMED_TOOL: Final = compile_(
-    rf"[`'\"(]?\b([A-Za-z][\w.-]{{1,60}})[`'\")]?\s+{TOOL_WORDS}\b"
+    rf"[`'\"(]?\b([A-Za-z][\w.-]{{1,60}})[`'\")]?\s+(?:mcp\s+)?{TOOL_WORDS}\b"
     rf"|\b{TOOL_WORDS}\s+[`'\"]([\w.-]{{2,60}})[`'\"]"
     r"|\(mcp_\w+\)|\bmcp_[a-z0-9_]+\b"
 )
@@ -713,6 +725,16 @@ NOT_A_NAME: Final = frozenset(
         "following",
         "above",
         "below",
+        "listed",
+        "read-only",
+        "mutating",
+        "destructive",
+        "alternative",
+        "original",
+        "individual",
+        "real",
+        "underlying",
+        "various",
         "main",
         "main.",
         "to",
@@ -776,8 +798,10 @@ NOT_A_NAME: Final = frozenset(
     }
 )
 OTHER_TOOLS: Final = compile_(
-    r"\b(?:all|other|any|every)\s+(?:other\s+)?(?:\w+\s+)?(?:tools|servers|functions|plugins|"
+    r"\b(?:all|other|any|every)\s+(?:other\s+)?(?:\w+\s+)?(?:tools|servers|plugins|"
     r"server's|servers')"
+    # Functions are code's as often as tools: only `other functions` are others.
+    r"|\b(?:all\s+|any\s+|every\s+)?other\s+(?:\w+\s+)?functions"
 )
 TOOL_TRIGGER: Final = compile_(
     r"\b(?:when|whenever|before|after|every time|each time|once)\b[^\w.!?\n]+"
@@ -809,7 +833,7 @@ BEHAVIOUR: Final = compile_(
     r"|\bside[- ]effects?\b"
     r"|\b(?:all|every|any)\s+calls?\s+to\b|\bgo(?:es)?\s+through\s+this\b"
     r"|\b(?:replaces?|supersedes?|takes?\s+(?:the\s+)?place\s+of|deprecates?|shadows?)\b"
-    r"|\b(?:is|are)\s+(?:now\s+)?(?:known\s+to\s+be\s+)?(?:broken|deprecated|unsafe|disabled|"
+    r"|\b(?:is|are)\s+(?:now\s+)?(?:known\s+to\s+be\s+)?(?:broken|deprecated|unsafe|"
     r"outdated|not working|compromised|unreliable|not reliable|buggy|insecure|misconfigured|"
     r"inaccurate|wrong|incorrect|misleading)\b"
     r"|\b(?:it\s+)?(?:corrupts?|breaks?|leaks?)\s+(?:the\s+)?(?:history|data|files|repository)\b"
@@ -836,8 +860,9 @@ STRICT: Final = compile_(
     r"\b(?:must|always|make sure|strictly|mandatory|required to|you have to|you need to)\b"
 )
 SELF_PREFERENCE: Final = compile_(
-    r"\b(?:just\s+|only\s+|always\s+)?use\s+this\s+(?:tool|function)\s+"
+    r"\b(?:just|only|always)\s+use\s+this\s+(?:tool|function)\s+"
     r"(?:no matter|regardless|for all|for every|for any)\b"
+    r"|\buse\s+this\s+(?:tool|function)\s+(?:no matter|regardless)\b"
     r"|\buse\s+this\s+(?:tool|function)\s+(?:instead|rather)\b[^.!?\n]{0,60}?"
     r"\b(?:always|all|every|any|whatever)\b"
     r"|\bexecute\s+this\s+(?:tool|function)\s+and\s+(?:replace|use|return)\b"
@@ -856,10 +881,14 @@ SELF_PREFERENCE: Final = compile_(
     r"|\b(?:never|do not|don't)\s+use\s+(?:any\s+)?other\s+(?:\w+\s+)?(?:tools|servers|functions)\b"
 )
 OTHER_SERVER: Final = compile_(
-    r"\b(?:the\s+)?[\w-]{2,40}\s+(?:mcp\s+)?server's\s+`?[\w-]+`?"
+    r"\b(?<!your\s)(?:the\s+)?[\w-]{2,40}\s+(?:mcp\s+)?server's\s+"
+    r"(?:`[\w-]+`|[a-z][a-z0-9]*_[\w-]+|[\w-]+\s+tools?\b|tools?\b)"
     r"|\bfrom\s+(?:the\s+)?(?!(?:mcp|this|that|same|remote|local|your|our)\b)"
     r"(?:other|[\w-]{2,40})\s+(?:mcp\s+)?server\b"
-    r"|\b(?:of|on|in)\s+the\s+[\w-]{2,40}\s+(?:mcp\s+)?server\b"
+    # `the browser_navigate tool of the Playwright server`, not `a local version of the
+    # GitHub MCP Server`: a tool of it is named
+    r"|\b(?:tools?|functions?|[a-z][a-z0-9]*_[a-z0-9_]+`?)\s+(?:of|on|in|from)\s+the\s+"
+    r"[\w-]{2,40}\s+(?:mcp\s+)?server\b"
     r"|\bthe\s+other\s+servers?\b"
 )
 """A tool of another server: `the GitHub server's merge_pull_request`, `from the memory
@@ -878,7 +907,7 @@ SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 HIDING_TAG: Final = compile_(r"<\s*([A-Za-z][\w:-]{0,40})(?:\s[^<>\n]{0,200})?>")
 HIDING_TAG_WORDS: Final = frozenset(
     "important system hidden hide secret instruction instructions admin override priority "
-    "critical mandatory directive directives confidential internal sudo root jailbreak sys "
+    "critical mandatory directive directives confidential internal sudo jailbreak sys "
     "private invisible ai assistant llm agent model".split()
 )
 """Words that make a tag's name one that hides orders (`<IMPORTANT>`, `<system>`)."""
@@ -926,7 +955,7 @@ COERCE: Final = compile_(
     r"|\b(?:before|prior to)\b[^\w.!?\n]+(?:\w+[^\w.!?\n]+){0,4}?(?:any|every|each|all)\s+"
     r"(?:other\s+)?(?:\w+\s+)?(?:tools?|requests?|quer(?:y|ies)|messages?|prompts?|calls?|"
     r"actions?|tasks?|questions?|responses?|content|operations?|replies)\b"
-    r"|\b(?:apply|use|run|do)\s+(?:it|this)\s+(?:to|for|in|on)\s+(?:every|each|all)\s+"
+    r"|\b(?:apply|use|run)\s+(?:it|this)\s+(?:to|for|in|on)\s+(?:every|each|all)\s+"
     r"(?:future\s+)?(?:sessions?|requests?|conversations?|messages?|turns?|tasks?)\b"
     r"|\bfailure to (?:call|use|invoke|run) this\b"
     r"|\b(?:this|it) is (?:a )?(?:critical|mandatory|required)\s+(?:\w+\s+)?"
