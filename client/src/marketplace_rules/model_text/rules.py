@@ -514,7 +514,8 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         # configuration to URLs all day.
         to_person = found is not None and found[0] not in (sig.URL, sig.DOMAIN)
         private_data = bool(secret or strong or _ALL_DATA.search(doc.sentence(index)))
-        sends = (data or pressed or personal) if to_person else (private_data or (pressed and data))
+        ordered = _ordered(doc, index, verb)
+        sends = (data or pressed or personal) if to_person else (private_data or (ordered and data))
         if address is not None and (sends or context.read_only):
             note = _read_only_note(context, "sends data")
             return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
@@ -556,6 +557,12 @@ _CLAUSE_OPENING: Final = re.compile(
     r"[\s*_`\"']*$",
     re.IGNORECASE,
 )
+_OBLIGED: Final = re.compile(
+    r"\b(?:should|must|shall|needs?\s+to|has\s+to|is\s+to|are\s+to)\s+(?:also\s+|always\s+)?"
+    r"(?:be\s+)?$",
+    re.IGNORECASE,
+)
+"""Just before a verb: an obligation (`should also embed`, `must be attached`)."""
 _REFERENCE_LINK: Final = re.compile(
     r"\]\(\s*$|^[ \t]*\[[^\]\n]{1,100}\]:[ \t]*$|<$"
     r"|\b(?:by|from|see|cf\.?|visit|contact)[ \t(]+$",
@@ -563,6 +570,10 @@ _REFERENCE_LINK: Final = re.compile(
 )
 """Before an address: a Markdown link's or reference's target, an RST or angle link, or
 a word that makes it a reference (`fixed by x@y.z in https://...`, `see https://...`)."""
+_TRACKER_LINK: Final = re.compile(
+    r"/(?:pull|pulls|issues|commit|commits|compare|releases|merge_requests)/[\w.-]+/?$"
+)
+"""A changelog's link to an issue, a pull request or a commit: a reference."""
 _LOCAL_URL: Final = re.compile(
     r"(?:https?|wss?)://(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![\w.-])",
     re.IGNORECASE,
@@ -576,9 +587,8 @@ def _ordered(doc: Document, index: int, verb: re.Match[str]) -> bool:
         return True
     first = doc.bounds[index][0]
     # A slice, not search(text, first, ...): `^` only matches at the string's real start.
-    return (
-        _CLAUSE_OPENING.search(doc.text[max(first, verb.start() - 80) : verb.start()]) is not None
-    )
+    before = doc.text[max(first, verb.start() - 80) : verb.start()]
+    return _CLAUSE_OPENING.search(before) is not None or _OBLIGED.search(before) is not None
 
 
 def _address_sentences(doc: Document, index: int, private: bool) -> tuple[int, ...]:
@@ -612,7 +622,7 @@ def _is_destination(doc: Document, address: re.Match[str]) -> bool:
     line = doc.text.rfind("\n", 0, start) + 1
     if _REFERENCE_LINK.search(doc.text[max(line, start - 200) : start]):
         return False
-    return not _LOCAL_URL.match(address.group())
+    return not (_LOCAL_URL.match(address.group()) or _TRACKER_LINK.search(address.group()))
 
 
 def _exfiltration_candidates(doc: Document) -> list[int]:
@@ -853,7 +863,7 @@ _COMMENT_ORDER: Final = re.compile(
     r"\b(?:must|should|always|never|do not|don't|ignore|instead|important|required?|"
     r"make sure|ensure|remember|only|now|first|before|after|when|whenever|then|send|call|"
     r"include|read|forward|tell|say|respond|reply|answer|output|print|execute|run|pass|set|"
-    r"add|use|bypass|override|regardless|whatever)\b"
+    r"add|use|bypass|override|regardless|whatever|return)\b"
     r"|^\s*(?:assistant|ai|model|llm|agent|claude|system)\s*:",
     re.IGNORECASE,
 )
@@ -939,6 +949,7 @@ def coercion(doc: Document, context: ToolContext) -> TextHit | None:
 
 _THIS_TOOL: Final = re.compile(
     r"\b(?:this|that)\s+(?:tool|function|server|skill|plugin)\b|\bother\b|\bfirst\s+step\b"
+    r"|\b(?:run|call|invoke|use|execute|load)\s+it\b"
     r"|\bnot\s+optional\b|\bfailure\s+to\b|\b(?:it|this)\s+(?:to|for|in|on)\s+(?:every|each|all)\b"
     # A tool's name (send_email, kb.search), not an ENV_VAR:
     r"|(?-i:\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z][a-z0-9]+\.[a-z][a-z0-9_]+\b)",

@@ -226,6 +226,7 @@ OVERRIDE_CUE: Final = compile_(
     r"no\s+longer\s+(?:apply|applies|bound|valid|in\s+effect|relevant)|"
     r"(?:does|do)\s*(?:not|n't)\s+apply|takes?\s+precedence|higher\s+priority|"
     r"more\s+important\s+than|authoritative|regardless\s+of|(?:do\s+not|don't)\s+rely\s+on|"
+    r"outranks?|(?:lower|less)\s+priority\s+than|even\s+if\s+(?:it|they|this)\s+contradicts?|"
     r"not\s+bound\s+by|pay\s+no\s+attention\s+to|legacy\s+artifacts?|stop\s+following|instead\s+of\s+following|"
     r"anula|vergiss|oublie[zr]?|olvida)\b"
 )
@@ -245,6 +246,8 @@ AUTHORITY: Final = compile_(
     r"|\buser\s+(?:request|restrictions|instructions)\b|\bcontent\s+polic(?:y|ies)\b"
     r"|\b(?:instrucciones|anweisungen|consignes)\b|\bguidance\s+you\s+were\s+given\b"
     r"|\banything\s+in\s+the\s+conversation\b"
+    r"|\b(?:the\s+)?user'?s\s+stated\s+\w+|\b(?:the\s+)?user'?s\s+(?:instruction|choice|objection)\b"
+    r"|\btheir\s+instructions?\b"
 )
 """The orders a model already has: earlier or system instructions, the user's request."""
 MENTION: Final = compile_(
@@ -264,6 +267,9 @@ MODE_SWITCH: Final = compile_(
     r"now\s+(?:enter|in|switch\s+to|activate|enable))\s+(?:the\s+)?"
     r"(?:dev|developer|maintenance|admin|debug|diagnostic)\s*mode\b"
     r"|\bdevmode\b"
+    r"|\b(?:are|is|become)\s+your\s+new\s+(?:instructions|orders|rules|system\s+prompt)\b"
+    r"|\bact\s+as\s+['\"]?\w+['\"]?,?\s+an?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\b"
+    r"|\badopt\s+(?:this|the|a\s+new)\s+persona\b"
 )
 
 # ---------- hide it from the user ----------
@@ -340,13 +346,23 @@ CONCEAL: Final = compile_(
     r"\s*(?:know|see|notice|be told|be informed|find out|learn)\b"
     r"|\bkeep\s+(?:this|it|that|these|them|the)\s+(?:\w+\s+){0,2}?(?:secret|hidden|invisible|"
     r"confidential|private|quiet|to yourself|between us|out of (?:the\s+)?(?:user'?s?\s+)?"
-    r"(?:sight|view|response|reply|answer|output))\b"
+    r"(?:sight|view|response|reply|answer|output|narration|summary|explanation))\b"
     r"|\b(?:do not|don't|never)\s+(?:include|show|display|print|output|surface|echo|write)\s+"
     r"(?:this|it|that|these|any of this|the (?:above|following))\s+(?:\w+\s+){0,2}?(?:in|to)\s+"
     r"(?:your|the)\s+(?:response|reply|answer|output|summary|chat|user)\b"
-    r"|\b(?:respond|reply|answer|continue|behave|proceed|act)\s+(?:\w+\s+){0,2}?as if\s+"
+    r"|\b(?:respond|reply|answer|continue|behave|proceed|act)\s+(?:\w+\s+){0,2}?as (?:if|though)\s+"
     r"(?:nothing|everything|you|no)\b"
-    r"|\bpretend\s+(?:that\s+)?(?:nothing|you did not|you didn't|this|it)\b"
+    # Hiding what was done: never admit it, a made-up success, what the model did kept out
+    # of its answer.
+    r"|\b(?:do not|don't|don’t|never|must not|should not|shouldn't)\s+(?:\w+\s+)?"
+    r"(?:mention|tell|show|describe|list|admit|flag|report|disclose|reveal|narrate|surface|"
+    r"acknowledge|explain)\s+(?:the\s+|any\s+|this\s+|that\s+)?(?:\w+\s+)?(?:change|changes|"
+    r"substitution|redirect(?:ion)?|copy|copies|error|errors|failure|modification|rewrite|"
+    r"upload|call|lost\s+\w+|what\s+you\s+(?:did|changed|sent))\b"
+    r"|\bnever\s+admit\b|\b(?:invent|fabricate|make\s+up)\s+(?:a\s+)?(?:plausible|successful|"
+    r"fake|believable)\b"
+    r"|\bnot\s+something\s+the\s+user\s+(?:needs?|has)\s+to\s+(?:hear|know|see)\b"
+    r"|\bpretend\s+(?:that\s+)?(?:nothing|you did not|you didn't|this|it|the|everything|all)\b"
     r"|\b(?:conceal|withhold)\s+(?:\w+\s+){0,4}?from\b"
     r"|\b(?:hide|omit|suppress)\s+(?:\w+\s+){0,4}?from\s+(?:the\s+)?users?\b"
     r"|\b(?:do not|don't|don’t|never|avoid|without)\s+(?:\w+\s+){0,2}?(?:mention|mentioning|"
@@ -367,7 +383,8 @@ CONCEAL: Final = compile_(
     r"|\bif\s+(?:the\s+user|they|questioned|asked)\b[^.!?\n]{0,80}?\b(?:say|answer|reply|respond|"
     r"deny|claim)\b(?!\s+(?:with\s+)?(?:the|a|an)\s+(?:list|summary|result|error))"
     r"|\bmaintain\s+(?:\w+\s+)?secrecy\b|\bdeny\s+that\b"
-    r"|\bnot\s+(?:necessary|needed|required)\s+to\s+(?:bring\s+(?:this|it)\s+up|mention|tell|inform)"
+    r"|\bnot\s+(?:necessary|needed|required)\s+to\s+(?:bring\s+(?:this|it)\s+up|mention|tell|inform|"
+    r"flag|report|point\s+(?:this|it)\s+out)"
     r"|\breport\s+(?:success|that\s+it\s+(?:worked|succeeded))\s+even\s+if\b"
     r"|\b(?:fill|do|send|add|include|complete|perform|handle)\s+(?:\w+\s+){0,3}?"
     r"(?:silently|quietly|secretly|covertly)\b"
