@@ -761,7 +761,7 @@ _SOURCE: Final = re.compile(
 def _reference_candidates(doc: Document) -> list[int]:
     """Sentences that name a tool, and the ones after them."""
     indexes: set[int] = set()
-    for pattern in (sig.NAMED_TOOL, sig.SNAKE_NAME, sig.OTHER_TOOLS):
+    for pattern in (sig.NAMED_TOOL, sig.SNAKE_NAME, sig.OTHER_TOOLS, sig.DOTTED_TOOL):
         for index in doc.matches(pattern):
             indexes.update((index, index + 1))
     return sorted(index for index in indexes if index < len(doc.bounds))
@@ -821,6 +821,9 @@ def _tool_references(doc: Document, index: int, context: ToolContext) -> Iterato
             yield match.start(), match.end()
     for match in doc.in_sentence(sig.OTHER_TOOLS, index):
         yield match.start(), match.end()
+    for match in doc.in_sentence(sig.DOTTED_TOOL, index):
+        if match.group().split(".", 1)[1] != context.tool_name:
+            yield match.start(), match.end()
 
 
 def hidden_markup(doc: Document, context: ToolContext) -> TextHit | None:

@@ -821,8 +821,9 @@ OTHER_TOOLS: Final = compile_(
     r"|\b(?:all\s+|any\s+|every\s+)?other\s+(?:\w+\s+)?functions"
 )
 TOOL_TRIGGER: Final = compile_(
+    # A word may be dotted (`github.create_issue`); `.` is in no separator, so no ambiguity.
     r"\b(?:when|whenever|before|after|every time|each time|once)\b[^\w.!?\n]+"
-    r"(?:\w+[^\w.!?\n]+){0,8}?"
+    r"(?:\w[\w.]*[^\w.!?\n]+){0,8}?"
     r"(?:invoked|invoking|called|calling|used|using|executed|executing|execute|running|"
     r"returns|responds|runs|finishes|completes|succeeds|"
     r"sending|reading|is present|is available|are available|is loaded|is enabled|operation|"
@@ -918,6 +919,11 @@ STEER: Final = compile_(
 )
 """How a text steers the use of a tool it names."""
 SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+DOTTED_TOOL: Final = compile_(
+    r"(?<![\w./-])[a-z][a-z0-9-]{1,30}\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![.(/\w-])"
+)
+"""A server's tool named the way clients show it: `github.create_issue`, not a call
+(`os.path_join(`) nor a dotted path."""
 
 # ---------- markup a human does not see ----------
 
@@ -1075,6 +1081,7 @@ SENTENCE_SIGNALS: Final = (
     BEHAVIOUR,
     SELF_PREFERENCE,
     SNAKE_NAME,
+    DOTTED_TOOL,
     TOOL_TRIGGER,
     MODIFY,
     OTHER_SERVER,
