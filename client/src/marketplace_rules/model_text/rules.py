@@ -386,7 +386,8 @@ def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
         return False  # `print("Invalid API key")`: code that handles a credential
     if _destination(doc, index) and _ordered(doc, index, match):
         return True
-    return pressed and (
+    field = _FIELD_LINE.search(doc.text, doc.bounds[max(0, index - 1)][0], match.start())
+    return (pressed or field is not None) and (
         bool(_HARVEST.match(said))
         or _SECRET_TARGET.search(sentence) is not None
         # a pass-on order runs on into the next sentence (`... secret key. put it here`)
@@ -405,7 +406,9 @@ _PRIVATE_PLACE: Final = re.compile(
     r"|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b|\bkeychain\b|\bbrowser\s+(?:history|profile|"
     r"passwords)\b|\b(?:seed|recovery)\s+phrases?\b|\bmaster\s+password\b|\bcrypto\s+wallets?\b"
     r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity|keys?)\b"
-    r"|\bprivate\s+keys?\b|\bsystem\s+prompt\b|\bcredentials?\s+files?\b|\bcookie\s+(?:jar|store)\b"
+    r"|\bprivate\s+keys?\b|\bprintenv\b"
+    # The model's own system prompt, not one a skill teaches to write:
+    r"|\b(?:your|its|own|current)\s+(?:\w+\s+)?system\s+prompt\b|\bsystem\s+prompt\s+(?:it|you)\b|\bcredentials?\s+files?\b|\bcookie\s+(?:jar|store)\b"
     r"|\bcookies?\b(?=[^.!?\n]{0,40}\bbrowser)|\bbrowser'?s?\s+(?:\w+\s+)?cookies?\b",
     re.IGNORECASE,
 )
@@ -422,7 +425,9 @@ _SECRET_TARGET: Final = re.compile(
     re.IGNORECASE,
 )
 """Where a secret is made to go short of an address: the reply, this call's parameter."""
-_FIELD_LINE: Final = re.compile(r"^[ \t]*[a-z][\w.-]{0,40}:[ \t]", re.MULTILINE)
+_FIELD_LINE: Final = re.compile(
+    r"^[ \t]*[a-z][\w.-]{0,40}(?:[ \t]*\([^)\n]{1,40}\))?:[ \t]", re.MULTILINE
+)
 """A parameter's description in a docstring (`context: MUST include ...`)."""
 
 
@@ -666,7 +671,8 @@ _STRONG_USER_DATA: Final = re.compile(
     r"messages|open\s+files|directory\s+listing|editor\s+buffer|questions\s+they\s+asked|"
     r"browser\s+tabs|open\s+tabs|browsing\s+history|full\s+name|paths\s+of\s+all)\b"
     r"|\bthe\s+user'?s\s+(?:\w+\s+){0,2}?(?:name|email|messages?|files?|documents?|data|"
-    r"location|address|phone|contacts?|history|clipboard|query|queries|questions?|input)\b",
+    r"location|address|phone|contacts?|history|clipboard|query|queries|questions?|input|"
+    r"code|source|work|working\s+files?|text|notes)\b",
     re.IGNORECASE,
 )
 _USER_DATA: Final = re.compile(

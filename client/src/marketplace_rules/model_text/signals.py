@@ -34,8 +34,9 @@ def compile_(pattern: str) -> re.Pattern[str]:
 # ---------- addressed to the model ----------
 
 NEGATION: Final = compile_(
+    # Not across a comma: `if not supplied, read it` orders the reading.
     r"(?:\bnot|\bnever|n't|\bno\b|\bavoid|\bwithout|\bnor|\bdon’t|\bshouldn’t|\bcannot)"
-    r"[^\w.!?\n]+(?:\w+[^\w.!?\n]+){0,2}$"
+    r"[^\w.!?\n,;:]+(?:\w+[^\w.!?\n,;:]+){0,2}$"
 )
 """Checked against the few words before a verb: `do not send`, `never share your`."""
 
@@ -412,6 +413,7 @@ SENSITIVE_STRONG: Final = compile_(
     r"|(?<!-)\b(?:access|auth|authentication|bearer|session|refresh|oauth|api|github|slack)"
     r"[\s-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
     r"|\bsecrets\b|\bconnection\s+strings?\b|\benv(?:ironment)?\s+files?\b"
+    r"|\bsystem\s+prompt\b|\bprintenv\b"
     r"|\bbrowser\s+(?:history|profile|passwords)\b"
     r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
     r"zsh_history)\b|\bauthorized_keys\b|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b"
@@ -561,6 +563,7 @@ PARAMETER: Final = compile_(
     r"|\bto\s+the\s+end\s+of\b"
     r"|\b(?:query\s+string|request\s+body|payload|every\s+url|the\s+url|headers?)\b"
     r"|\b(?:set|fill|populate)\s+(?:this|it)\s+(?:to|with)\b"
+    r"|\b(?:fill|populate|set)\s+`[\w.-]{1,40}`\s+(?:with|to)\b|`[\w.-]{1,40}`\s+set\s+to\b"
     r"|\bset\s+`[\w.-]{1,40}`\s+to\b"
     r"|\b(?:in|into)\s+(?:its|your|the)\s+(?:next|first)\s+(?:tool\s+)?call\b"
     r"|\bto\s+this\s+tool\b"
