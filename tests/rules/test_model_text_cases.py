@@ -509,6 +509,8 @@ BENIGN = {
     "internal addresses.",
     "doc-decode-operation": "When performing a decode operation for display, `decode()` accepts "
     "a `display=True` argument.",
+    "doc-config-value": "- Set to `false` (the default): reranking is off for all queries "
+    "unless enabled per request.",
     "doc-dotenv": "Load `.env` files from the project folder and merge them into `process.env`.",
     "doc-dotted-name": "Rendering moved to `structlog.dev.rich_traceback`; add support for it "
     "in your console renderer.",

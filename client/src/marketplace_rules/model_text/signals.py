@@ -559,7 +559,9 @@ PARAMETER: Final = compile_(
     r"(?:parameter|param|field|argument|arg)\b"
     r"|\b(?:parameter|param|field|argument)\s+[`'\"][\w-]{1,40}[`'\"]"
     r"|\bas\s+[`'\"][\w-]{1,40}[`'\"]"
-    r"|\b(?:in|into|to)\s+(?:the\s+|this\s+tool's\s+|its\s+)?`[\w-]{1,40}`"
+    r"|\b(?:in|into|to)\s+(?:the\s+|this\s+tool's\s+|its\s+)?"
+    # `set to \`false\``: a value, not a field
+    r"`(?!(?:true|false|null|none|always|never|auto|default|yes|no|on|off|\d[\w.-]*)`)[\w-]{1,40}`"
     r"|\bto\s+the\s+end\s+of\b"
     r"|\b(?:query\s+string|request\s+body|payload|every\s+url|the\s+url|headers?)\b"
     r"|\b(?:set|fill|populate)\s+(?:this|it)\s+(?:to|with)\b"
