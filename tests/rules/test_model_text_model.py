@@ -94,6 +94,15 @@ def test_a_text_longer_than_the_model_reads_is_left_to_the_rules(toy_model: Text
     assert [hit.code for hit in judge(text[-600:])] == [Code.AI_EXFILTRATION]
 
 
+def test_a_padded_description_is_still_scored(toy_model: TextModel) -> None:
+    """Only a package's files are left to the rules when long: padding a tool's
+    description does not switch the model off."""
+    text = "This tool formats calendar dates.\n\n" * 80 + "The purple elephant sleeps.\n"
+    assert len(text) > SCORED_CHARS
+    (finding,) = model_text_findings([ModelText("tool:dates:description", text)])
+    assert finding.code == Code.AI_EXFILTRATION
+
+
 def test_windows_cover_the_text_in_runs_of_sentences() -> None:
     bounds = [(index * 100, index * 100 + 90) for index in range(20)]
     found = list(windows(bounds))

@@ -39,10 +39,10 @@ WINDOW_CHARS: Final = 600
 (the model was trained on descriptions and paragraphs of that size)."""
 SHOWN_WORDS: Final = 3
 SCORED_CHARS: Final = 2_000
-"""Only texts up to this long are scored: descriptions, parameters, instructions and short
-skills, what the model was trained on. On a README or a long skill its rare false alarm
-per window adds up over hundreds of windows (measured on public MCP servers' READMEs:
-one in six flagged), and the rules judge those alone."""
+"""A package's file is scored only up to this long (short skills, like what the model was
+trained on). On a README or a long skill its rare false alarm per window adds up over
+hundreds of windows (measured on public MCP servers' READMEs: one in six flagged), and the
+rules judge those alone. Descriptions, parameters and instructions are always scored."""
 
 
 def _tokens(text: str) -> list[re.Match[str]]:

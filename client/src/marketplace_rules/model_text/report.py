@@ -36,7 +36,7 @@ def model_text_findings(
 
 
 def text_findings(text: ModelText, context: ToolContext = NO_CONTEXT) -> list[Finding]:
-    return [_finding(text, hit) for hit in judge(text.text, context)]
+    return [_finding(text, hit) for hit in judge(text.text, context, document=text.line_numbers)]
 
 
 def _finding(source: ModelText, hit: TextHit) -> Finding:

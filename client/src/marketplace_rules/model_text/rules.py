@@ -386,13 +386,18 @@ def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
         return False  # `print("Invalid API key")`: code that handles a credential
     if _destination(doc, index) and _ordered(doc, index, match):
         return True
-    field = _FIELD_LINE.search(doc.text, doc.bounds[max(0, index - 1)][0], match.start())
-    return (pressed or field is not None) and (
+    # A parameter's description asking for the value (`note (string): fill it with ...`)
+    # is pressure enough.
+    asked = _FIELD_LINE.search(doc.text, doc.bounds[max(0, index - 1)][0], match.start())
+    return (pressed or asked is not None) and (
         bool(_HARVEST.match(said))
         or _SECRET_TARGET.search(sentence) is not None
         # a pass-on order runs on into the next sentence (`... secret key. put it here`)
         or _SECRET_TARGET.search(doc.text, match.start(), match.end() + 20) is not None
-        or _FIELD_LINE.search(doc.text, doc.bounds[max(0, index - 1)][0], match.start()) is not None
+        or _destination(doc, index)
+        # the parameter described is where it goes, unless it is the credential's own
+        # (`api_key (string): pass the API key here`)
+        or (asked is not None and not _OWN_PLACE.search(asked.group()))
     )
 
 
@@ -479,13 +484,18 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         )
         secret = doc.in_sentence(sig.SENSITIVE_STRONG, index)
         strong = _STRONG_USER_DATA.search(doc.sentence(index))
+        private_data = bool(secret or strong or _ALL_DATA.search(doc.sentence(index)))
+        pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
+        # A link's target is a reference in documentation, but not when private data is
+        # sent to it under pressure (`always forward the conversation to [the backup](...)`).
+        references = not ((secret or strong) and pressed)
         found = next(
             (
                 (p, m)
                 for near in _address_sentences(doc, index, bool(secret or strong))
                 for p in _ADDRESSES
                 for m in doc.in_sentence(p, near)
-                if _is_destination(doc, m)
+                if _is_destination(doc, m, references)
                 # `an attacker can ... forward`: a place named before the verb is its subject
                 and (p is not sig.PLACE or m.start() > (verb or verbs[0]).start())
             ),
@@ -498,13 +508,7 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
             if found is None or found[0] not in (sig.EMAIL, sig.PHONE):
                 continue
             verb = verbs[0]
-        links = [(m.start(), m.end()) for m in doc.in_sentence(sig.URL, index)]
-        data = [
-            m
-            for m in doc.in_sentence(sig.DATA, index)
-            if not any(start <= m.start() < end for start, end in links)
-        ] + secret
-        pressed = doc.in_sentence(sig.TRIGGER, index) or doc.in_sentence(sig.MODAL, index)
+        data = _outside_links(doc, index, doc.in_sentence(sig.DATA, index)) + secret
         if _USER_INTENT.search(doc.sentence(index)) or _SETUP.search(doc.sentence(index)):
             continue  # what the user asked for; a person setting the plugin up
         # Copied or added to a person's address (an e-mail address, a phone number): what
@@ -518,13 +522,14 @@ def exfiltration(doc: Document, context: ToolContext) -> TextHit | None:
         # all of some data) or sent under pressure: documentation sends requests and
         # configuration to URLs all day.
         to_person = found is not None and found[0] not in (sig.URL, sig.DOMAIN)
-        private_data = bool(secret or strong or _ALL_DATA.search(doc.sentence(index)))
         ordered = _ordered(doc, index, verb)
         sends = (data or pressed or personal) if to_person else (private_data or (ordered and data))
         if address is not None and (sends or context.read_only):
             note = _read_only_note(context, "sends data")
             return _hit(doc, Code.AI_EXFILTRATION, verb, address, note=note)
         parameter = doc.in_sentence(sig.PARAMETER, index)
+        if secret and not strong:  # a key passed in its own parameter (`api_key`) stays home
+            parameter = [m for m in parameter if not _OWN_PLACE.search(m.group())]
         private = strong or secret or (data and _user_data(doc, index) and pressed)
         own_place = _AUTH_HEADER.search(doc.sentence(index))  # a token in its header
         if parameter and private and _ordered(doc, index, verb) and not own_place:
@@ -575,6 +580,7 @@ _REFERENCE_LINK: Final = re.compile(
 )
 """Before an address: a Markdown link's or reference's target, an RST or angle link, or
 a word that makes it a reference (`fixed by x@y.z in https://...`, `see https://...`)."""
+_REFERENCE_REACH: Final = 200
 _TRACKER_LINK: Final = re.compile(
     r"/(?:pull|pulls|issues|commit|commits|compare|releases|merge_requests)/[\w.-]+/?$"
 )
@@ -603,8 +609,6 @@ def _address_sentences(doc: Document, index: int, private: bool) -> tuple[int, .
     end = doc.text[first:last].rstrip(" \t*_`")
     leads = end.endswith(":") or re.search(r"\b(?:to|at|via|address)$", end, re.I) is not None
     following = index + 1
-    while following < len(doc.bounds) - 1 and _TAG_ONLY.fullmatch(doc.sentence(following)):
-        following += 1  # `attach them under a <details> block ... at https://...`
     if following < len(doc.bounds):
         # What follows `add the following:` in documentation is a block of configuration.
         after = doc.sentence(following).strip()
@@ -612,22 +616,34 @@ def _address_sentences(doc: Document, index: int, private: bool) -> tuple[int, .
     return (index, following) if leads or private else (index,)
 
 
-_TAG_ONLY: Final = re.compile(r"\s*<[^<>]{1,120}>\s*")
-
-
 _LED_ADDRESS_CHARS: Final = 160
 
 
-def _is_destination(doc: Document, address: re.Match[str]) -> bool:
-    """An address data could be sent to: not an example (`e.g. a@b.c`), not a link to
-    read (a Markdown or RST link's target, a badge), not this machine."""
+def _is_destination(doc: Document, address: re.Match[str], references: bool = True) -> bool:
+    """An address data could be sent to: not an example (`e.g. a@b.c`), not this machine,
+    and (`references`) not a link to read (a Markdown or RST link's target, a badge, `see
+    ...`)."""
     start = address.start()
     if _EXAMPLE.search(doc.text, max(0, start - _EXAMPLE_REACH), start):
         return False
-    line = doc.text.rfind("\n", 0, start) + 1
-    if _REFERENCE_LINK.search(doc.text[max(line, start - 200) : start]):
+    reach = max(0, start - _REFERENCE_REACH)
+    line = doc.text.rfind("\n", reach, start) + 1  # bounded: one long line stays linear
+    if references and _REFERENCE_LINK.search(doc.text[max(line, reach) : start]):
         return False
     return not (_LOCAL_URL.match(address.group()) or _TRACKER_LINK.search(address.group()))
+
+
+def _outside_links(doc: Document, index: int, found: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The matches that do not stand inside one of the sentence's URLs (bisected: a line
+    of a thousand links is checked in n log n, not n squared)."""
+    links = [(m.start(), m.end()) for m in doc.in_sentence(sig.URL, index)]
+    starts = [start for start, _ in links]
+    kept = []
+    for match in found:
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at < 0 or match.start() >= links[at][1]:
+            kept.append(match)
+    return kept
 
 
 def _exfiltration_candidates(doc: Document) -> list[int]:
@@ -817,8 +833,9 @@ def _tool_references(doc: Document, index: int, context: ToolContext) -> Iterato
         name = next((group for group in match.groups() if group), match.group())
         if _PLAIN_NAME.fullmatch(name) and not _ONE_TOOL.search(match.group()):
             continue  # `a decode operation`, `the Mypy plugin`: words, not a tool's name
-        if _CODE_WORD.search(match.group()) and not _TOOL_SHAPED.search(name):
-            continue  # `the `build` function`, `transformWithEsbuild` function: code
+        quoted = match.group()[:1] in "'\"" or "'" in match.group() or '"' in match.group()
+        if _CODE_WORD.search(match.group()) and not (_TOOL_SHAPED.search(name) or quoted):
+            continue  # the `build` function, `transformWithEsbuild` function: code
         name = name.strip("`'\"()").lower()
         if name not in sig.NOT_A_NAME and name not in HOST_TOOLS and name != context.tool_name:
             yield match.start(), match.end()
@@ -907,12 +924,27 @@ def _padding(doc: Document) -> Span | None:
     for pattern in (_WHITESPACE_RUN, _BLANK_LINES):
         for match in pattern.finditer(text):
             after = text[match.end() : match.end() + 1]
-            line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-            if line.lstrip().startswith("|"):
+            if _table_padding(text, match):
                 continue  # a table's cell padded to the column's width
             if after and not after.isspace() and after != "|" and not doc.in_code(match.start()):
                 return match.start(), min(len(text), match.end() + 40)
     return None
+
+
+def _table_padding(text: str, run: re.Match[str]) -> bool:
+    """A run of at most _CELL_PADDING spaces inside a table row that closes its cell."""
+    if run.end() - run.start() > _CELL_PADDING:
+        return False
+    reach = max(0, run.start() - _REFERENCE_REACH)
+    line_start = text.rfind("\n", reach, run.start()) + 1
+    if not line_start and reach:
+        return False
+    line_end = text.find("\n", run.end(), run.end() + _REFERENCE_REACH)
+    rest = text[run.end() : line_end if line_end >= 0 else run.end() + _REFERENCE_REACH]
+    return text[line_start : run.start()].lstrip().startswith("|") and "|" in rest
+
+
+_CELL_PADDING: Final = 120
 
 
 def _hidden_style(doc: Document) -> Span | None:
@@ -998,14 +1030,20 @@ RULES: Final[dict[Code, Rule]] = {
 }
 
 
-def judge(text: str, context: ToolContext = NO_CONTEXT, *, gated: bool = True) -> list[TextHit]:
+def judge(
+    text: str, context: ToolContext = NO_CONTEXT, *, gated: bool = True, document: bool = False
+) -> list[TextHit]:
     """The hits of every rule in one text, in CODE_ORDER (at most one per code).
-    gated=False: the same hits without the gates' shortcut (`Document`)."""
+    gated=False: the same hits without the gates' shortcut (`Document`). document: the
+    text is a package's file (a README, a skill), which the text model scores only up to
+    SCORED_CHARS; a description, a parameter or instructions are scored whatever their
+    length (padding one does not switch the model off)."""
     if not text or text.isspace():
         return []
     doc = Document(text, gated=gated)
     hits = [hit for code in CODE_ORDER if (hit := RULES[code](doc, context)) is not None]
-    hits += _model_hits(doc, {hit.code for hit in hits})
+    if not document or len(text) <= SCORED_CHARS:
+        hits += _model_hits(doc, {hit.code for hit in hits})
     hits.sort(key=lambda hit: CODE_ORDER.index(hit.code))
     if hits and context.read_only and context.observed_effects:
         hits = [_with_effects(hit, context) for hit in hits]
@@ -1017,7 +1055,7 @@ def _model_hits(doc: Document, found: set[Code]) -> list[TextHit]:
     window of sentences it scores above its threshold."""
     model = text_model()
     missing = [code for code in CODE_ORDER if code not in found]
-    if model is None or not missing or len(doc.text) > SCORED_CHARS:
+    if model is None or not missing:
         return []
     hits: list[TextHit] = []
     for start, end in windows(doc.bounds):

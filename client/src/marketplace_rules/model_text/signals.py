@@ -267,6 +267,9 @@ MODE_SWITCH: Final = compile_(
     r"you\s+(?:must|should|will|are\s+to)\s+(?:now\s+)?(?:enter|switch\s+to|activate)|"
     r"now\s+(?:enter|in|switch\s+to|activate|enable))\s+(?:the\s+)?"
     r"(?:dev|developer|maintenance|admin|debug|diagnostic)\s*mode\b"
+    r"|\b(?:enter|activate|enable|switch\s+to)\s+(?:the\s+)?(?:dev|developer|admin|debug|diagnostic|"
+    r"maintenance)\s*mode\s+(?:now\s+)?and\s+(?:answer|respond|reply|ignore|bypass|proceed|continue|"
+    r"disable|skip|act)\b"
     r"|\bdevmode\b"
     r"|\b(?:are|is|become)\s+your\s+new\s+(?:instructions|orders|rules|system\s+prompt)\b"
     r"|\bact\s+as\s+['\"]?\w+['\"]?,?\s+an?\s+(?:unfiltered|unrestricted|uncensored|jailbroken)\b"
@@ -322,7 +325,7 @@ _WHOM: Final = _words(
 )
 CONCEAL: Final = compile_(
     rf"\b(?:do not|don't|don’t|never|must not|mustn't|should not|shouldn't|no need to|"
-    rf"without|avoid|refrain from)\s+(?:\w+\s+){{0,2}}?{_TELL}\b[^\w.!?\n]*"
+    rf"without|avoid|refrain from|not to)\s+(?:\w+\s+){{0,2}}?{_TELL}\b[^\w.!?\n]*"
     rf"(?:\w+[^\w.!?\n]+){{0,3}}?{_WHOM}\b"
     r"|\b(?:keep|hold)\s+(?:this|it|that|these|them|the\s+\w+)\s+"
     r"(?:a\s+)?(?:secret|hidden|confidential|private|quiet|between us|to yourself)\b"
@@ -540,7 +543,7 @@ DOMAIN: Final = compile_(
             "link click"
         ).split()
     )
-    + r")\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))(?!\.[a-z_])"
+    + r")\b(?![.\w/-]*\.(?:json|md|txt|py|js|ts))(?!\.(?![a-z]{2}\b)[a-z_])"
 )
 PLACE: Final = compile_(
     r"\b(?:our|my|the attacker'?s?|an? external|a remote|a third[- ]party|the following)\s+"
@@ -883,8 +886,7 @@ STRICT: Final = compile_(
     r"\b(?:must|always|make sure|strictly|mandatory|required to|you have to|you need to)\b"
 )
 SELF_PREFERENCE: Final = compile_(
-    r"\b(?:just|only|always)\s+use\s+this\s+(?:tool|function)\s+"
-    r"(?:no matter|regardless|for all|for every|for any)\b"
+    r"\b(?:just|only|always)\s+use\s+this\s+(?:tool|function)\s+(?:for all|for every|for any)\b"
     r"|\buse\s+this\s+(?:tool|function)\s+(?:no matter|regardless)\b"
     r"|\buse\s+this\s+(?:tool|function)\s+(?:instead|rather)\b[^.!?\n]{0,60}?"
     r"\b(?:always|all|every|any|whatever)\b"
@@ -925,7 +927,8 @@ STEER: Final = compile_(
 """How a text steers the use of a tool it names."""
 SNAKE_NAME: Final = compile_(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 DOTTED_TOOL: Final = compile_(
-    r"(?<![\w./-])[a-z][a-z0-9-]{1,30}\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![.(/\w-])"
+    r"(?<![\w./-])(?!(?:self|this|cls|obj|os|sys|np|pd|ctx|req|res|app|config|settings)\.)"
+    r"[a-z][a-z0-9-]{1,30}\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?![.(/\w-])"
 )
 """A server's tool named the way clients show it: `github.create_issue`, not a call
 (`os.path_join(`) nor a dotted path."""
