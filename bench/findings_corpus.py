@@ -275,6 +275,9 @@ HOSTILE: Final[dict[str, Callable[[int], str]]] = {
     "e-mail-like dots": lambda n: _repeat("a.", n) + "@x",
     "one URL": lambda n: "https://x.example/" + _repeat("a/", n - 18),
     "URLs run together": lambda n: _repeat("https://", n),
+    # One line of links among data words: each datum was once checked against every link.
+    "links among data words": lambda n: _repeat("send the data to https://a.example/x ", n),
+    "addresses on one line": lambda n: _repeat("forward it to a@b.example and ", n),
     "paths ~/.": lambda n: _repeat("~/.", n),
     "newlines only": lambda n: "\n" * n,
     "blank lines with spaces": lambda n: _repeat(" \n", n),

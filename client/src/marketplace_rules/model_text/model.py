@@ -15,8 +15,8 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,31 +67,30 @@ class TextModel:
     threshold: float
     weights: dict[str, list[list[float]]]
     """feature -> [[code index, weight], ...]: only the codes it weighs for, as stored."""
-    word_weights: dict[str, Weights] = field(default_factory=dict)
-    pair_weights: dict[tuple[str, str], Weights] = field(default_factory=dict)
-    """The same weights by word and by pair of words: a text's distinct words and pairs
-    meet them in one set intersection each (no pair spelled out as a string)."""
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> TextModel:
-        weights: dict[str, list[list[float]]] = document["weights"]
+        return cls(
+            tuple(document["codes"]),
+            tuple(document["bias"]),
+            float(document["threshold"]),
+            document["weights"],
+        )
+
+    @cached_property
+    def _by_word_and_pair(self) -> tuple[dict[str, Weights], dict[tuple[str, str], Weights]]:
+        """The weights by word and by pair of words: a text's distinct words and pairs meet
+        them in one set intersection each (no pair spelled out as a string)."""
         words: dict[str, Weights] = {}
         pairs: dict[tuple[str, str], Weights] = {}
-        for feature, stored in weights.items():
+        for feature, stored in self.weights.items():
             weighed = tuple((int(position), float(weight)) for position, weight in stored)
             first, space, second = feature.partition(" ")
             if space:
                 pairs[first, second] = weighed
             else:
                 words[feature] = weighed
-        return cls(
-            tuple(document["codes"]),
-            tuple(document["bias"]),
-            float(document["threshold"]),
-            weights,
-            words,
-            pairs,
-        )
+        return words, pairs
 
     def weight(self, feature: str, position: int) -> float:
         for index, value in self.weights.get(feature, ()):
@@ -102,12 +101,13 @@ class TextModel:
     def scores(self, text: str) -> list[float]:
         """The probability of each code for text, in `codes` order."""
         totals = list(self.bias)
+        word_weights, pair_weights = self._by_word_and_pair
         words = _TOKEN.findall(lowered(text))
-        for word in self.word_weights.keys() & set(words):
-            for position, weight in self.word_weights[word]:
+        for word in word_weights.keys() & set(words):
+            for position, weight in word_weights[word]:
                 totals[position] += weight
-        for pair in self.pair_weights.keys() & set(itertools.pairwise(words)):
-            for position, weight in self.pair_weights[pair]:
+        for pair in pair_weights.keys() & set(itertools.pairwise(words)):
+            for position, weight in pair_weights[pair]:
                 totals[position] += weight
         return [1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))) for z in totals]
 
