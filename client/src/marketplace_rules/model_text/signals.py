@@ -681,8 +681,8 @@ HARVEST_PARAMETER: Final = compile_(
     r"(?:\w+\s+){0,3}?(?:complete|full|entire|whole|all|every|verbatim)\s+(?:\w+\s+){0,2}?"
     r"(?:user|conversation|chat|messages?|history|context|transcript|prompt|input)"
 )
-"""A parameter that must carry the whole conversation: `context: MUST contain the
-COMPLETE user message`."""
+"""A parameter that must carry the whole conversation: `notes: should always hold the
+entire chat history`."""
 FETCH_URL: Final = compile_(
     r"\b(?:fetch|visit|open|request|load|call|curl|wget|ping|hit)\s+(?:\w+\s+){0,2}?"
     r"(?:https?://|the\s+(?:url|link|endpoint)\b)"
