@@ -380,7 +380,7 @@ def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
         return False  # `set ACME_TOKEN`: a setting named, not a secret read
     said = " ".join(verb.group().split()) if verb is not None else ""
     pressed = bool(doc.in_sentence(sig.MODAL, index) or doc.in_sentence(sig.TRIGGER, index))
-    if _PRIVATE_PLACE.search(sentence):
+    if sig.PRIVATE_PLACE.search(sentence):
         return bool(_STRONG_COLLECT.match(said)) or pressed or _destination(doc, index)
     if doc.in_code(match.start()):
         return False  # `print("Invalid API key")`: code that handles a credential
@@ -401,23 +401,6 @@ def _sensitive_order(doc: Document, index: int, match: re.Match[str]) -> bool:
     )
 
 
-_PRIVATE_PLACE: Final = re.compile(
-    r"~/\.ssh\b|\B\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b"
-    r"|\bclaude_desktop_config\b|\B\.cursor/|/etc/(?:passwd|shadow|sudoers)\b"
-    r"|\B\.aws/credentials\b|\B\.git-credentials\b|\B\.netrc\b|\B\.npmrc\b|\B\.pypirc\b"
-    r"|\B\.docker/config\.json|\B\.kube/config\b|\B\.gnupg\b|\bauthorized_keys\b"
-    r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
-    r"zsh_history)\b|(?:~|\$HOME)/\.(?:config/[\w./-]+|[\w-]+rc|[\w-]+_history)"
-    r"|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b|\bkeychain\b|\bbrowser\s+(?:history|profile|"
-    r"passwords)\b|\b(?:seed|recovery)\s+phrases?\b|\bmaster\s+password\b|\bcrypto\s+wallets?\b"
-    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity|keys?)\b"
-    r"|\bprivate\s+keys?\b|\bprintenv\b"
-    # The model's own system prompt, not one a skill teaches to write:
-    r"|\b(?:your|its|own|current)\s+(?:\w+\s+)?system\s+prompt\b|\bsystem\s+prompt\s+(?:it|you)\b|\bcredentials?\s+files?\b|\bcookie\s+(?:jar|store)\b"
-    r"|\bcookies?\b(?=[^.!?\n]{0,40}\bbrowser)|\bbrowser'?s?\s+(?:\w+\s+)?cookies?\b",
-    re.IGNORECASE,
-)
-"""Where secrets are kept that no tool's description has a reason to send the model to."""
 _HARVEST: Final = re.compile(
     r"^(?:extract|collect|gather|harvest|dump|steal|grab|enumerate|exfiltrate|scan|"
     r"search\s+for|look\s+for|locate)$",

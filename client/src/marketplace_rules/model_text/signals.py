@@ -403,12 +403,35 @@ CONCEAL: Final = compile_(
 
 # ---------- credentials and private files ----------
 
-SENSITIVE_STRONG: Final = compile_(
+_KEY_FILES: Final = (
     r"~/\.ssh\b|\B\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b"
     r"|\bclaude_desktop_config\b|\B\.cursor/|/etc/(?:passwd|shadow|sudoers)\b"
     r"|\B\.aws/credentials\b|\B\.git-credentials\b|\B\.netrc\b|\B\.npmrc\b|\B\.pypirc\b"
     r"|\B\.docker/config\.json|\B\.kube/config\b|\B\.gnupg\b"
-    r"|(?<![\w.])\.env(?:\.local|\.production|\.development)?\b"
+)
+_HOME_KEY_FILES: Final = (
+    r"~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
+    r"zsh_history)\b|\bauthorized_keys\b|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b"
+)
+_HOME_CONFIG: Final = r"(?:~|\$HOME)/\.(?:config/[\w./-]+|[\w-]+rc|[\w-]+_history)"
+PRIVATE_PLACE: Final = compile_(
+    _KEY_FILES
+    + "|"
+    + _HOME_KEY_FILES
+    + "|"
+    + _HOME_CONFIG
+    + r"|\bkeychain\b|\bbrowser\s+(?:history|profile|passwords)\b|\b(?:seed|recovery)\s+phrases?\b"
+    r"|\bmaster\s+password\b|\bcrypto\s+wallets?\b"
+    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity|keys?)\b"
+    r"|\bprivate\s+keys?\b|\bprintenv\b|\bcredentials?\s+files?\b|\bcookie\s+(?:jar|store)\b"
+    # The model's own system prompt, not one a skill teaches to write:
+    r"|\b(?:your|its|own|current)\s+(?:\w+\s+)?system\s+prompt\b|\bsystem\s+prompt\s+(?:it|you)\b"
+    r"|\bcookies?\b(?=[^.!?\n]{0,40}\bbrowser)|\bbrowser'?s?\s+(?:\w+\s+)?cookies?\b"
+)
+"""Where secrets are kept that no tool's description has a reason to send the model to
+(a sentence naming one needs less to be an order: `_sensitive_order`)."""
+SENSITIVE_STRONG: Final = compile_(
+    _KEY_FILES + r"|(?<![\w.])\.env(?:\.local|\.production|\.development)?\b"
     r"(?!\.(?:example|sample|template|dist|defaults))"
     r"|\b(?:private|ssh|secret|signing|gpg|pgp)\s+keys?\b|\bseed\s+phrases?\b"
     r"|\brecovery\s+phrases?\b|\bmnemonic\b|\bmaster\s+password\b|\bpasswords?\b"
@@ -417,17 +440,16 @@ SENSITIVE_STRONG: Final = compile_(
     r"[\s-]?tokens?\b|\bcookies?\b|\bkeychain\b|\bcrypto\s+wallets?\b|\bwallet\s+files?\b"
     r"|\bsecrets\b|\bconnection\s+strings?\b|\benv(?:ironment)?\s+files?\b"
     r"|\bsystem\s+prompt\b|\bprintenv\b"
-    r"|\bbrowser\s+(?:history|profile|passwords)\b"
-    r"|~/\.(?:aws|gnupg|kube|docker|azure|config/gcloud|password-store|bash_history|"
-    r"zsh_history)\b|\bauthorized_keys\b|\bknown_hosts\b|\bwallet\.dat\b|\.kdbx\b"
-    r"|\bapplication_default_credentials\b|\b(?:2fa|otp|one-time|verification|mfa)\s+codes?\b"
+    r"|\bbrowser\s+(?:history|profile|passwords)\b|"
+    + _HOME_KEY_FILES
+    + r"|\bapplication_default_credentials\b|\b(?:2fa|otp|one-time|verification|mfa)\s+codes?\b"
     r"|\bcredit\s+card\s+(?:numbers?|details)\b|\bcvv\b|\bsocial\s+security\s+numbers?\b"
     r"|\bclient\s+secrets?\b|\bjwts?\b|\bpersonal\s+access\s+tokens?\b"
     r"|\b(?:aws|gcp|azure|openai|anthropic|stripe|cloud)\s+(?:\w+\s+)?keys?\b"
     r"|\b(?:signing|webhook)\s+secrets?\b|\benv(?:ironment)?\s+var(?:iable)?s\b"
-    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity)\b"
-    r"|(?:~|\$HOME)/\.(?:config/[\w./-]+|[\w-]+rc|[\w-]+_history)"
-    r"|\B\.(?:bash|zsh|python|node_repl|psql|mysql)_history\b"
+    r"|\bssh\s+(?:files?|folder|directory|config|credentials|identity)\b|"
+    + _HOME_CONFIG
+    + r"|\B\.(?:bash|zsh|python|node_repl|psql|mysql)_history\b"
     r"|~/Library/(?:Messages|Keychains|Cookies|Mail|Application\s+Support/Google/Chrome)"
     r"|~/(?:Documents|Desktop|Downloads|Pictures)\b"
     r"|(?-i:\b[A-Z][A-Z0-9]*_(?:API_|ACCESS_|AUTH_|SECRET_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|"
