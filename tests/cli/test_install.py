@@ -14,7 +14,7 @@ from marketplace_client import install as install_module
 
 from .fake_api import FakeApi, error
 from .helpers import Invoke, base_manifest, file_mode, stdout_json
-from .signing import KEYS, FakeSigner, manifest_digest, release_fields
+from .signing import FIRST_LOG_CHECK, KEYS, FakeSigner, manifest_digest, release_fields
 
 DOWNLOAD = "/api/v1/plugins/download/demo-plugin/latest"
 REPORT = "/api/v1/plugins/install/demo-plugin"
@@ -67,9 +67,10 @@ def serve_tarball(
         "sha256": digest,
         "size": len(content),
         "expiresAt": "2026-11-22T08:15:00Z",
-        "release": SIGNER.sign(release),
+        "release": SIGNER.release(release),
     }
     SIGNER.serve_keys(fake)
+    SIGNER.serve_log(fake)
     fake.ok("GET", DOWNLOAD, info)
     fake.on("GET", BLOB_PATH, httpx.Response(200, content=content))
     fake.ok("POST", REPORT, {"pluginId": "p-1", "version": "1.0.0"}, status=201)
@@ -83,11 +84,12 @@ def serve_manifest(fake: FakeApi, distribution: str, manifest: dict[str, Any]) -
     info: dict[str, Any] = {
         "distribution": distribution,
         "manifest": manifest,
-        "release": SIGNER.sign(fields),
+        "release": SIGNER.release(fields),
     }
     if distribution == "config_only":
         info["configOnly"] = True
     SIGNER.serve_keys(fake)
+    SIGNER.serve_log(fake)
     fake.ok("GET", DOWNLOAD, info)
     fake.ok("POST", REPORT, {"pluginId": "p-1", "version": manifest["version"]}, status=201)
 
@@ -113,11 +115,12 @@ def test_tarball_is_downloaded_verified_unpacked_registered_and_reported(
     assert fake.calls() == [
         ("GET", DOWNLOAD),
         ("GET", KEYS),
+        *FIRST_LOG_CHECK,
         ("GET", BLOB_PATH),
         ("GET", "/api/v1/plugins/capabilities/demo-plugin/1.0.0"),
         ("POST", REPORT),
     ]
-    blob_request = fake.requests[2]
+    blob_request = fake.find("GET", BLOB_PATH)
     assert blob_request.headers["host"] == "storage.test"
     assert blob_request.params == {"signature": "xyz"}
     assert "authorization" not in blob_request.headers
@@ -169,7 +172,13 @@ def test_config_only_writes_the_manifest(tmp_path: Path, fake: FakeApi, invoke: 
         "url": "https://m.test/sse",
     }
     capabilities = ("GET", "/api/v1/plugins/capabilities/demo-plugin/1.0.0")
-    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), capabilities, ("POST", REPORT)]
+    assert fake.calls() == [
+        ("GET", DOWNLOAD),
+        ("GET", KEYS),
+        *FIRST_LOG_CHECK,
+        capabilities,
+        ("POST", REPORT),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -251,7 +260,7 @@ def test_missing_required_config_without_a_terminal_names_it_and_installs_nothin
     assert "CONFIG_MISSING: missing required configuration: API_KEY, TENANT" in result.stderr
     assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
-    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS)]
+    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), *FIRST_LOG_CHECK]
 
 
 def test_required_config_is_asked_on_a_terminal_without_echoing_secrets(

@@ -42,7 +42,7 @@ def signer() -> FakeSigner:
 
 
 def tarball_info(
-    content: bytes, release: dict[str, str] | None, **overrides: Any
+    content: bytes, release: dict[str, Any] | None, **overrides: Any
 ) -> dict[str, Any]:
     info: dict[str, Any] = {
         "distribution": "tarball",
@@ -75,6 +75,7 @@ def serve(
     keys: dict[str, Any] | None = None,
 ) -> None:
     fake.ok("GET", KEYS, keys if keys is not None else signer.listing())
+    signer.serve_log(fake)
     fake.ok("GET", DOWNLOAD, info)
     if blob is not None:
         fake.on("GET", BLOB_PATH, httpx.Response(200, content=blob))
@@ -95,7 +96,7 @@ def assert_refused(
     assert list(temp.iterdir()) == []
 
 
-def tamper_payload(record: dict[str, str], **changes: Any) -> dict[str, str]:
+def tamper_payload(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
     fields = json.loads(base64.b64decode(record["payload"]))
     fields.update(changes)
     payload = json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
@@ -108,7 +109,7 @@ CONTENT = package()
 def test_a_signed_tarball_installs_and_its_key_is_pinned(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, isolated_env: Path
 ) -> None:
-    serve(fake, signer, tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))), CONTENT)
+    serve(fake, signer, tarball_info(CONTENT, signer.release(tarball_release(CONTENT))), CONTENT)
     result = install(invoke, tmp_path / "plugins")
     assert result.exit_code == 0, result.output
     pins = json.loads((isolated_env / "trusted-keys.json").read_text())
@@ -119,7 +120,7 @@ def test_a_tampered_payload_is_refused(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
     record = tamper_payload(
-        signer.sign(tarball_release(CONTENT)), approvedAt="2030-01-01T00:00:00Z"
+        signer.release(tarball_release(CONTENT)), approvedAt="2030-01-01T00:00:00Z"
     )
     serve(fake, signer, tarball_info(CONTENT, record), CONTENT)
     root = tmp_path / "plugins"
@@ -133,7 +134,7 @@ def test_a_tampered_payload_is_refused(
 def test_a_tampered_signature_is_refused(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
-    record = signer.sign(tarball_release(CONTENT))
+    record = signer.release(tarball_release(CONTENT))
     raw = bytearray(base64.b64decode(record["signature"]))
     raw[0] ^= 1
     record["signature"] = base64.b64encode(bytes(raw)).decode()
@@ -173,11 +174,11 @@ def test_a_missing_release_is_refused(
 def test_release_of_an_old_key_still_installs_after_a_rotation_and_both_are_pinned(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, isolated_env: Path
 ) -> None:
-    old_record = signer.sign(tarball_release(CONTENT))
+    old_record = signer.release(tarball_release(CONTENT))
     signer.rotate()
     serve(fake, signer, tarball_info(CONTENT, old_record), CONTENT)
     assert install(invoke, tmp_path / "a").exit_code == 0
-    new_record = signer.sign(tarball_release(CONTENT))
+    new_record = signer.release(tarball_release(CONTENT))
     serve(fake, signer, tarball_info(CONTENT, new_record), CONTENT)
     result = install(invoke, tmp_path / "b")
     assert result.exit_code == 0, result.output
@@ -188,12 +189,12 @@ def test_release_of_an_old_key_still_installs_after_a_rotation_and_both_are_pinn
 def test_a_pinned_key_the_service_stops_listing_is_refused(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
-    serve(fake, signer, tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))), CONTENT)
+    serve(fake, signer, tarball_info(CONTENT, signer.release(tarball_release(CONTENT))), CONTENT)
     assert install(invoke, tmp_path / "first").exit_code == 0
     fake.requests.clear()
     pinned = signer.key_id(signer.keys[0])
     signer.rotate()
-    record = signer.sign(tarball_release(CONTENT))
+    record = signer.release(tarball_release(CONTENT))
     serve(
         fake, signer, tarball_info(CONTENT, record), CONTENT, keys=signer.listing([signer.keys[1]])
     )
@@ -210,7 +211,7 @@ def test_a_pinned_key_the_service_stops_listing_is_refused(
 def test_a_listed_key_whose_public_key_changed_is_refused(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
-    serve(fake, signer, tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))), CONTENT)
+    serve(fake, signer, tarball_info(CONTENT, signer.release(tarball_release(CONTENT))), CONTENT)
     assert install(invoke, tmp_path / "first").exit_code == 0
     fake.requests.clear()
     key_id = signer.key_id(signer.keys[0])
@@ -236,7 +237,7 @@ def test_bytes_changed_after_signing_are_refused_by_checksum(
     serve(
         fake,
         signer,
-        tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))),
+        tarball_info(CONTENT, signer.release(tarball_release(CONTENT))),
         bytes(swapped),
     )
     root = tmp_path / "plugins"
@@ -252,7 +253,9 @@ def test_bytes_changed_after_signing_are_refused_by_checksum(
 def test_a_shorter_download_is_refused_by_size(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
-    serve(fake, signer, tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))), CONTENT[:-10])
+    serve(
+        fake, signer, tarball_info(CONTENT, signer.release(tarball_release(CONTENT))), CONTENT[:-10]
+    )
     root = tmp_path / "plugins"
     result = install(invoke, root)
     message = (
@@ -268,7 +271,7 @@ def test_a_longer_download_is_refused_by_size(
     serve(
         fake,
         signer,
-        tarball_info(CONTENT, signer.sign(tarball_release(CONTENT))),
+        tarball_info(CONTENT, signer.release(tarball_release(CONTENT))),
         CONTENT + b"x" * 100,
     )
     root = tmp_path / "plugins"
@@ -299,7 +302,7 @@ def test_a_signed_field_differing_from_the_download_info_is_refused(
     field: str,
     value: Any,
 ) -> None:
-    record = signer.sign(tarball_release(CONTENT, **{field: value}))
+    record = signer.release(tarball_release(CONTENT, **{field: value}))
     serve(fake, signer, tarball_info(CONTENT, record), CONTENT)
     root = tmp_path / "plugins"
     result = install(invoke, root, "--json")
@@ -314,7 +317,7 @@ def test_a_signed_field_differing_from_the_download_info_is_refused(
 def test_a_requested_version_must_be_the_signed_one(
     tmp_path: Path, fake: FakeApi, invoke: Invoke, signer: FakeSigner, own_temp: Path
 ) -> None:
-    record = signer.sign(tarball_release(CONTENT))  # 1.0.0
+    record = signer.release(tarball_release(CONTENT))  # 1.0.0
     fake.ok("GET", KEYS, signer.listing())
     fake.ok("GET", "/api/v1/plugins/download/demo-plugin/2.0.0", tarball_info(CONTENT, record))
     root = tmp_path / "plugins"
@@ -345,7 +348,7 @@ def test_a_manifest_changed_after_signing_is_refused(
     info: dict[str, Any] = {
         "distribution": distribution,
         "manifest": served,
-        "release": signer.sign(fields),
+        "release": signer.release(fields),
     }
     serve(fake, signer, info)
     root = tmp_path / "plugins"

@@ -71,6 +71,17 @@ class Revoked:
     sha256: str | None
     reason: str
     revoked_at: str
+    # Where the takedown is in the transparency log (CONTRACT 15); None from older services.
+    log_index: int | None = None
+
+
+def _log_index(item: dict[str, Any]) -> int | None:
+    value = item.get("logIndex")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CliError("BAD_RESPONSE", "revocation: `logIndex` is not an index")
+    return value
 
 
 def parse_revocations(payload: bytes) -> tuple[str, list[Revoked]]:
@@ -92,6 +103,7 @@ def parse_revocations(payload: bytes) -> tuple[str, list[Revoked]]:
                 sha256=sha256 if isinstance(sha256, str) else None,
                 reason=expect_str(item, "reason", "revocation"),
                 revoked_at=expect_str(item, "revokedAt", "revocation"),
+                log_index=_log_index(item),
             )
         )
     return expect_str(document, "issuedAt", "revocation list payload"), items
@@ -123,6 +135,7 @@ class Finding:
             "sha256": r.sha256,
             "reason": r.reason,
             "revokedAt": r.revoked_at,
+            "logIndex": r.log_index,
             "path": self.path,
             "fix": None
             if self.action is None and not self.notes

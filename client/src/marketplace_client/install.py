@@ -1,7 +1,8 @@
 """`marketplace install PLUGIN_KEY`: the seed's client install flow (4.4) as a reference client.
 
 Download information → verify its signed release record (signature by a key the service
-lists, fields equal to the download info; `cli/trust.py`) → (tarball: download outside the
+lists, fields equal to the download info; `trust.py`) and its approval in the service's
+transparency log (`transparency.py`) → (tarball: download outside the
 install folder, check size and SHA256 against the signed record, unpack safely | config only:
 write the manifest | inline: restore the code files; both after checking the manifest's
 canonical JSON against the record) → read manifest.json → ask for
@@ -67,12 +68,12 @@ from marketplace_client.registry import (
     server_entry,
 )
 from marketplace_client.secret_store import SecretStore
+from marketplace_client.transparency import remember, verify_release_logged
 from marketplace_client.trust import (
     TrustError,
     check_bytes,
     check_release,
-    release_payload,
-    verify_signed_record,
+    verify_release,
 )
 from marketplace_rules.canonical import canonical_json
 from marketplace_rules.content import is_icon_path
@@ -304,13 +305,16 @@ def verify_download(
     scratch: Path,
     out: Output,
 ) -> Verified:
-    """Everything CONTRACT 11 lets a client prove, before anything is written where plugins
-    live: the release record is signed by a key the service lists (and pinned keys still
-    hold), it names this plugin, version and distribution and the download info's checksum,
-    and the bytes received (or the served manifest's canonical JSON) are the signed ones."""
+    """Everything CONTRACT 11 and 15 let a client prove, before anything is written where
+    plugins live: the release record is signed by a key the service lists (and pinned keys
+    still hold), it names this plugin, version and distribution and the download info's
+    checksum, its approval is in the transparency log the service signed (and that log
+    extends the one this client saw last), and the bytes received (or the served manifest's
+    canonical JSON) are the signed ones. The log's checkpoint is stored only then."""
     what = f"{plugin_key} {requested or 'latest'}"
     distribution = _distribution(info)
-    release = release_payload(verify_signed_record(api, info.get("release"), what=what), what)
+    signed = verify_release(api, info.get("release"), what=what)
+    release = signed.fields
     expected: dict[str, Any] = {"kind": "plugin", "key": plugin_key, "distribution": distribution}
     if requested is not None:
         expected["version"] = requested
@@ -318,14 +322,17 @@ def verify_download(
         expected["sha256"] = expect_str(info, "sha256", "download information").lower()
         expected["size"] = info.get("size")
         check_release(release, expected, what)
+        logged = verify_release_logged(api, signed, what)
         url = expect_str(info, "url", "download information")
         archive = download_package(api, url, release, scratch, out, what)
+        remember(api, logged)
         return Verified(distribution, str(release["version"]), archive, None, _approved_at(release))
     manifest = expect_object(info.get("manifest"), "download information manifest")
     expected["version"] = manifest.get("version")
     check_release(release, expected, what)
     data = canonical_json(manifest)
     check_bytes(release, hashlib.sha256(data).hexdigest(), len(data), f"the manifest of {what}")
+    remember(api, verify_release_logged(api, signed, what))
     return Verified(distribution, str(release["version"]), None, manifest, _approved_at(release))
 
 

@@ -1,6 +1,6 @@
 """The `marketplace` console script.
 
-Client commands (publish, validate, publish-batch, login, logout, install, review ...) are
+Client commands (publish, validate, publish-batch, login, logout, install, review, log ...) are
 registered here from their modules. Other installed distributions add commands through the
 `marketplace.commands` entry point group: the server package adds serve, db, user, storage
 and keys, so an author who installs only this package gets only the author's and user's tool.
@@ -22,6 +22,7 @@ from marketplace_client import (
     install,
     lifecycle,
     login,
+    monitor,
     publish,
     review,
     status,
@@ -74,6 +75,7 @@ lifecycle.register(app)
 export.register(app)
 audit.register(app)
 review.register(app)
+monitor.register(app)
 
 COMMANDS_ENTRY_POINTS = "marketplace.commands"
 

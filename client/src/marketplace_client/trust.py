@@ -1,7 +1,8 @@
 """Client-side trust: signed records checked against the service's keys, pinned on first use.
 
 `verify_signed_record(api, record)` checks any `{keyId, payload, signature}` record the
-service signs (release records, the revocation list) and returns the payload's bytes:
+service signs (the revocation list; `verify_release` for release records, which add
+`logIndex`) and returns the payload's bytes:
 
 1. the signing key is listed by the service now (`GET /api/v1/keys`);
 2. every key pinned for this backend is still listed, with the same public key: a key list
@@ -11,6 +12,8 @@ service signs (release records, the revocation list) and returns the payload's b
 
 Every refusal is a `TrustError` (exit code 3) with its own code and one line saying why.
 `release_payload` / `check_release` then compare a release record with the download info.
+`trusted_key` and `signature_valid` are the same checks for other signed things (the
+transparency log's checkpoint, `transparency.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ PINS_FILE = "trusted-keys.json"
 KEYS_PATH = "/api/v1/keys"
 TRUST_EXIT = 3  # every trust refusal; 1 stays for other failures
 RECORD_FIELDS = frozenset({"keyId", "payload", "signature"})
+# CONTRACT 15: a release record also says where its approval is in the transparency log.
+RELEASE_RECORD_FIELDS = RECORD_FIELDS | {"logIndex"}
 RELEASE_FIELDS = frozenset(
     {"kind", "key", "version", "distribution", "sha256", "size", "approvedAt"}
 )
@@ -43,6 +48,10 @@ class TrustError(CliError):
     """The service's answer cannot be proven to be what it signed: nothing is installed."""
 
     exit_code = TRUST_EXIT
+
+
+class KeyListInvalid(TrustError):
+    """`GET /api/v1/keys` did not answer a key list (a malformed answer, not a bad key)."""
 
 
 # --- pins -------------------------------------------------------------------------------
@@ -99,21 +108,41 @@ class SignedRecord:
     key_id: str
     payload: bytes
     signature: bytes
+    log_index: int | None = None  # release records only (CONTRACT 15)
 
 
-def parse_record(record: Any, what: str) -> SignedRecord:
-    """The record's shape: three strings, payload and signature in strict base64."""
+def _log_index(record: Mapping[str, Any], what: str) -> int | None:
+    value = record.get("logIndex")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TrustError(
+            "RECORD_INVALID", f"the signed record for {what} has a logIndex that is not an index"
+        )
+    return value
+
+
+def parse_record(record: Any, what: str, *, release: bool = False) -> SignedRecord:
+    """The record's shape: three strings, payload and signature in strict base64; a release
+    record (`release=True`) may add `logIndex`, a non-negative integer (whether it must is
+    the transparency check's call, which names the refusal)."""
     if record is None:
         raise TrustError("RELEASE_MISSING", f"the service sent no signed record for {what}")
-    if not isinstance(record, Mapping) or set(record) != RECORD_FIELDS:
-        raise TrustError(
-            "RECORD_INVALID", f"the signed record for {what} is not {{keyId, payload, signature}}"
+    shapes = (RECORD_FIELDS, RELEASE_RECORD_FIELDS) if release else (RECORD_FIELDS,)
+    if not isinstance(record, Mapping) or frozenset(record) not in shapes:
+        shape = (
+            "{keyId, payload, signature, logIndex}" if release else "{keyId, payload, signature}"
         )
+        raise TrustError("RECORD_INVALID", f"the signed record for {what} is not {shape}")
     if not all(isinstance(record[name], str) for name in RECORD_FIELDS):
         raise TrustError("RECORD_INVALID", f"the signed record for {what} has non-text fields")
+    log_index = _log_index(record, what)
     try:
         return SignedRecord(
-            record["keyId"], b64decode(record["payload"]), b64decode(record["signature"])
+            record["keyId"],
+            b64decode(record["payload"]),
+            b64decode(record["signature"]),
+            log_index,
         )
     except ValueError:
         raise TrustError(
@@ -126,7 +155,7 @@ def listed_keys(api: ApiClient) -> dict[str, str]:
     data = api.get(KEYS_PATH)
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise TrustError("RECORD_INVALID", f"{KEYS_PATH} did not answer a key list")
+        raise KeyListInvalid("RECORD_INVALID", f"{KEYS_PATH} did not answer a key list")
     keys: dict[str, str] = {}
     for item in items:
         if isinstance(item, dict) and item.get("algorithm") == "ed25519":
@@ -152,12 +181,39 @@ def _check_pins(backend: str, listed: Mapping[str, str], pins: KeyPins) -> None:
             )
 
 
-def _signature_valid(public_b64: str, payload: bytes, signature: bytes) -> bool:
+def signature_valid(public_b64: str, message: bytes, signature: bytes) -> bool:
+    """Whether `signature` is the Ed25519 signature of `message` by the base64 public key."""
     try:
-        Ed25519PublicKey.from_public_bytes(b64decode(public_b64)).verify(signature, payload)
+        Ed25519PublicKey.from_public_bytes(b64decode(public_b64)).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def trusted_key(api: ApiClient, key_id: str, pins: KeyPins) -> str | None:
+    """The base64 public key of `key_id` as the service lists it now, None when it is not
+    listed. Every key pinned earlier for this backend must still be listed unchanged first
+    (`KEY_WITHDRAWN`, `KEY_CHANGED`): whatever signed the thing checked, a rewritten key
+    list is a refusal of its own."""
+    listed = listed_keys(api)
+    _check_pins(api.backend, listed, pins)
+    return listed.get(key_id)
+
+
+def _verify(api: ApiClient, signed: SignedRecord, what: str, pins: KeyPins) -> None:
+    """The record's signature by a listed key, pins holding; pins the key on success."""
+    public = trusted_key(api, signed.key_id, pins)
+    if public is None:
+        raise TrustError(
+            "KEY_UNKNOWN",
+            f"{what} is signed by key {signed.key_id}, which {api.backend} does not list",
+        )
+    if not signature_valid(public, signed.payload, signed.signature):
+        raise TrustError(
+            "SIGNATURE_INVALID",
+            f"the signature of {what} does not verify with key {signed.key_id}",
+        )
+    pins.pin(api.backend, signed.key_id, public)
 
 
 def verify_signed_record(
@@ -170,23 +226,29 @@ def verify_signed_record(
     every key pinned earlier for this backend is still listed unchanged. Pins the signing
     key on success.
     """
-    pins = pins if pins is not None else KeyPins()
     signed = parse_record(record, what)
-    listed = listed_keys(api)
-    _check_pins(api.backend, listed, pins)
-    public = listed.get(signed.key_id)
-    if public is None:
-        raise TrustError(
-            "KEY_UNKNOWN",
-            f"{what} is signed by key {signed.key_id}, which {api.backend} does not list",
-        )
-    if not _signature_valid(public, signed.payload, signed.signature):
-        raise TrustError(
-            "SIGNATURE_INVALID",
-            f"the signature of {what} does not verify with key {signed.key_id}",
-        )
-    pins.pin(api.backend, signed.key_id, public)
+    _verify(api, signed, what, pins if pins is not None else KeyPins())
     return signed.payload
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release record whose signature verified: its fields, who signed it and where its
+    approval is logged (None when the service did not say)."""
+
+    fields: dict[str, Any]
+    key_id: str
+    log_index: int | None
+
+
+def verify_release(
+    api: ApiClient, record: Any, *, what: str, pins: KeyPins | None = None
+) -> Release:
+    """A release record (`{keyId, payload, signature, logIndex}`) checked as
+    `verify_signed_record` checks any record, its payload read as CONTRACT 11's fields."""
+    signed = parse_record(record, what, release=True)
+    _verify(api, signed, what, pins if pins is not None else KeyPins())
+    return Release(release_payload(signed.payload, what), signed.key_id, signed.log_index)
 
 
 # --- release records --------------------------------------------------------------------
