@@ -21,7 +21,9 @@ reads are sequential, one client, nothing shared between threads.
 
 Exit status 4 (`CONSENT_EXIT`) is an update left undone for want of consent: refused
 without a terminal (`CONSENT_REQUIRED`, unless `--yes`) or declined at the prompt
-(`UPDATE_DECLINED`). Any other failure of an update is 1 and wins over 4.
+(`UPDATE_DECLINED`). Exit status 3 (`TRUST_EXIT`) is an update refused because what the
+service sent could not be proven (a signature, the transparency log; CONTRACT 11 and 15), as
+for `install`. Any other failure of an update is 1 and wins over 3 and 4.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from marketplace_client.registry import (
     registry_path,
     unregister_plugin,
 )
+from marketplace_client.trust import TRUST_EXIT, TrustError
 from marketplace_rules.versions import is_valid_version, version_sort_key
 
 CONSENT_EXIT = 4  # CONTRACT 13: an update needing consent it did not get
@@ -426,12 +429,15 @@ def failed(entry: Updated) -> bool:
 
 
 def update_exit(updates: list[Updated]) -> int:
-    """0 when all went well; 4 when only consent was missing; 1 for any other failure."""
+    """0 when all went well; 4 when only consent was missing; 3 when only trust refused
+    (and, with --all, consent was missing for others); 1 for any other failure."""
     failures = [entry for entry in updates if failed(entry)]
     if not failures:
         return 0
     if all(isinstance(entry.error, ConsentMissing) for entry in failures):
         return CONSENT_EXIT
+    if all(isinstance(entry.error, ConsentMissing | TrustError) for entry in failures):
+        return TRUST_EXIT
     return 1
 
 
