@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import structlog
 from fastapi import FastAPI, Request
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -50,7 +51,7 @@ from marketplace.kit.request_guard import (
 from marketplace.kit.responses import JSONBytes
 from marketplace.kit.routing import install_object_bodies_in_openapi
 from marketplace.kit.tempfiles import remove_abandoned
-from marketplace.migrate import head_revision
+from marketplace.migrate import backfill_log, head_revision
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
@@ -63,6 +64,7 @@ from marketplace.schema_gate import SchemaGate, SchemaGateMiddleware
 from marketplace.storage.base import StoreNotReady
 from marketplace.storage.factory import make_blob_store
 from marketplace.storage.routes import router as blob_router
+from marketplace.transparency.endpoints import router as log_router
 from marketplace.trust.endpoints import router as keys_router
 from marketplace.trust.keyring import Keyring
 
@@ -91,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Half-received uploads of killed workers would otherwise stay on disk for good.
         await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
         await analyze_at_start(engine)
+        await _prepare_log(app)
         yield
         await shutdown(app)
 
@@ -135,6 +138,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(accounts_admin_router)
     app.include_router(blob_router)
     app.include_router(keys_router)
+    app.include_router(log_router)
     app.include_router(plugin_developer_router)
     app.include_router(plugin_admin_router)
     app.include_router(audit_router)
@@ -161,6 +165,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     app.add_middleware(ConsoleHeadersMiddleware)
     return app
+
+
+async def _prepare_log(app: FastAPI) -> None:
+    """The transparency log's one-time backfill (migration 0014), before serving. A database
+    not migrated yet is the schema gate's to report: `db upgrade` backfills after migrating."""
+    try:
+        appended = await backfill_log(app.state.write_sessionmaker, app.state.keyring)
+    except SQLAlchemyError:
+        structlog.get_logger("marketplace.log").warning("log_backfill_skipped")
+        return
+    if appended:
+        structlog.get_logger("marketplace.log").info("log_backfilled", entries=appended)
 
 
 async def shutdown(app: FastAPI) -> None:

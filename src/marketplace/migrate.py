@@ -1,12 +1,22 @@
-"""Run Alembic migrations programmatically (the only way the schema is made)."""
+"""Run Alembic migrations programmatically (the only way the schema is made), and the
+transparency log's one-time backfill that completes migration 0014."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from marketplace.config import Settings
+from marketplace.db import make_engine, make_sessionmaker
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.log_backfill import backfill
+from marketplace.scenarios.kind import SCENARIOS
+from marketplace.trust.keyring import Keyring
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -34,3 +44,28 @@ def head_revision() -> str:
     if head is None:  # unreachable: the tree has migrations
         raise RuntimeError("no migrations found")
     return head
+
+
+async def backfill_log(sessions: async_sessionmaker[AsyncSession], keyring: Keyring) -> int:
+    """Complete migration 0014: append the decisions made before the transparency log, once
+    (a no-op afterwards); how many entries it appended."""
+    async with sessions.begin() as session:
+        return await backfill(session, keyring, (PLUGINS, SCENARIOS))
+
+
+def upgrade_and_backfill(settings: Settings, revision: str = "head") -> int:
+    """`upgrade`, then the log's backfill when the schema is at the head."""
+    upgrade(settings.database_url, revision)
+    if revision != "head":
+        return 0
+    return asyncio.run(_backfill_once(settings))
+
+
+async def _backfill_once(settings: Settings) -> int:
+    engine = make_engine(settings.database_url, pool_size=1)
+    try:
+        return await backfill_log(
+            make_sessionmaker(engine, write=True), Keyring.from_settings(settings)
+        )
+    finally:
+        await engine.dispose()

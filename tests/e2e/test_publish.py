@@ -146,7 +146,7 @@ def test_config_only_plugin_is_created_from_its_manifest_without_a_package(
     assert version["manifest"] == json.loads((folder / "manifest.json").read_text())
     info = market.download_info(version["id"])
     release = info.pop("release")  # an admin's version is approved, so signed at once
-    assert set(release) == {"keyId", "payload", "signature"}
+    assert set(release) == {"keyId", "payload", "signature", "logIndex"}
     assert info == {
         "distribution": "config_only",
         "configOnly": True,

@@ -34,7 +34,8 @@ LIVE_PLUGIN = "schemathesis-live"
 # server checks is in the document): which category keys exist (administrators add them),
 # that the live plugin is free (CONTRACT: buying a free plugin is 400 PLUGIN_IS_FREE), that a
 # manifest's id and version equal the plugin's key and the requested version, and what the
-# bytes of a package or an icon hold. Each is named by its code and its message, exactly.
+# bytes of a package or an icon hold, how big the transparency log is. Each is named by its
+# code and its message, exactly.
 MISSING_THING_CODES = {"PLUGIN_INVALID_CATEGORY", "PLUGIN_IS_FREE"}
 UNSAYABLE = (
     ("PLUGIN_PACKAGE_INVALID", "manifest.id does not match plugin.pluginKey"),
@@ -42,6 +43,15 @@ UNSAYABLE = (
     ("PLUGIN_PACKAGE_INVALID", "Package is not a gzip file"),
     ("PLUGIN_ICON_INVALID", "Icon must be a png, jpeg, svg or webp image"),
     ("SCENARIO_VALIDATION_FAILED", "category: Invalid category"),
+    # The transparency log's ranges (CONTRACT 15): how big the tree is now, and one query
+    # parameter against another.
+    ("VALIDATION_FAILED", "end: is past the tree size"),
+    ("VALIDATION_FAILED", "treeSize: is past the tree size"),
+    ("VALIDATION_FAILED", "second: is past the tree size"),
+    ("VALIDATION_FAILED", "end: must not be less than start"),
+    ("VALIDATION_FAILED", "end: at most 1000 entries a call"),
+    ("VALIDATION_FAILED", "first: must not be greater than second"),
+    ("VALIDATION_FAILED", "index: must be less than treeSize"),
 )
 
 

@@ -76,6 +76,10 @@ PUBLIC_READS = [
     "/api/v1/limits",
     "/api/v1/marketplace/scenarios",
     "/api/v1/marketplace/scenarios/{scenario_id}",
+    "/api/v1/log/checkpoint",
+    "/api/v1/log/entries",
+    "/api/v1/log/proof/inclusion",
+    "/api/v1/log/proof/consistency",
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 
 import httpx
@@ -10,7 +11,7 @@ from fastapi import FastAPI
 
 from marketplace.catalog.revocations import revocation_cache
 from marketplace.publishing.revocations import RevocationCache
-from marketplace_rules.canonical import canonical_json
+from marketplace_rules.canonical import b64decode, canonical_json
 from tests.factories import Factory
 from tests.helpers import err, ok
 from tests.scenarios.helpers import released, version_id
@@ -51,8 +52,15 @@ async def test_takedown_of_current_version_shows_in_the_signed_list(
         "sha256": hashlib.sha256(canonical_json(manifest)).hexdigest(),
         "reason": "steals tokens",
         "revokedAt": item["revokedAt"],
+        "logIndex": item["logIndex"],
     }
     assert item["revokedAt"].endswith("Z")
+    # The takedown's entry in the transparency log (CONTRACT 15) names the same withdrawal.
+    index = item["logIndex"]
+    [logged] = ok(await client.get(f"/api/v1/log/entries?start={index}&end={index + 1}"))["items"]
+    entry = json.loads(b64decode(logged["entry"]))
+    assert (entry["index"], entry["action"], entry["at"]) == (index, "takedown", item["revokedAt"])
+    assert (entry["key"], entry["version"], entry["sha256"]) == (r.key, "1.1.0", item["sha256"])
 
 
 async def test_list_holds_plugins_and_scenarios_oldest_first_with_package_digests(

@@ -16,8 +16,10 @@ RECORD_KEYS = {"kind", "key", "version", "distribution", "sha256", "size", "appr
 def open_release(app: FastAPI, record: Any) -> dict[str, Any]:
     """The record's fields, after checking its signature with the app's keyring (any of its
     keys, retired included) and that the payload is canonical JSON with exactly the
-    contract's keys."""
-    assert isinstance(record, dict) and set(record) == {"keyId", "payload", "signature"}
+    contract's keys, and that its logIndex (CONTRACT 15) is an index."""
+    assert isinstance(record, dict)
+    assert set(record) == {"keyId", "payload", "signature", "logIndex"}
+    assert isinstance(record["logIndex"], int) and record["logIndex"] >= 0
     keyring: Keyring = app.state.keyring
     [key] = [k for k in keyring.keys() if k.key_id == record["keyId"]]
     payload = b64decode(record["payload"])

@@ -299,5 +299,6 @@ async def test_openapi_documents_release_on_every_download(client: httpx.AsyncCl
     for name in ("DownloadTarball", "DownloadConfigOnly", "DownloadInline", "ScenarioDownloadOut"):
         assert "release" in schemas[name]["properties"], name
         assert "release" in schemas[name]["required"], name
-    record = schemas["SignedRecord"]
-    assert set(record["properties"]) == {"keyId", "payload", "signature"}
+    record = schemas["ReleaseRecord"]
+    assert set(record["properties"]) == {"keyId", "payload", "signature", "logIndex"}
+    assert set(record["required"]) == {"keyId", "payload", "signature", "logIndex"}

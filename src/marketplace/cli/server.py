@@ -171,10 +171,12 @@ def db_upgrade(
 ) -> None:
     """Apply Alembic migrations to the configured database."""
     from marketplace.config import get_settings
-    from marketplace.migrate import upgrade
+    from marketplace.migrate import upgrade_and_backfill
 
-    upgrade(get_settings().database_url, revision)
+    appended = upgrade_and_backfill(get_settings(), revision)
     typer.echo(f"database upgraded to {revision}")
+    if appended:
+        typer.echo(f"transparency log: {appended} past decisions and keys appended")
 
 
 @user_app.command("create")

@@ -24,14 +24,14 @@ from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.releases import Releases, release_for_download
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 
 
 @dataclass(frozen=True)
 class DownloadTarget:
     plugin: Plugin
     version: PluginVersion
-    release: SignedRecord | None
+    release: ReleaseRecord | None
 
 
 async def download_target(

@@ -20,6 +20,7 @@ from marketplace.models.inspections import InspectionStatus, PluginInspection
 from marketplace.models.revocations import Revocation
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.models.tokens import PublishingToken
+from marketplace.models.transparency import LogEntry, LogHead, LogNode
 from marketplace.roles import IdentityStatus, Role
 
 __all__ = [
@@ -36,6 +37,9 @@ __all__ = [
     "InspectionStatus",
     "Install",
     "ListingCount",
+    "LogEntry",
+    "LogHead",
+    "LogNode",
     "Plugin",
     "PluginInspection",
     "PluginType",

@@ -192,7 +192,7 @@ class ReviewedVersionMixin(IdMixin):
     approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # {keyId, payload, signature}: signed once, when the version is approved, and kept, so a
     # client sees the same record whatever key signs today.
-    release: Mapped[dict[str, str] | None] = mapped_column(JSONType)
+    release: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # When an administrator or the owner withdrew the approved version (revocation list).
     taken_down_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Index, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from marketplace.kit.dbtypes import IdType, UTCDateTime
@@ -35,3 +35,5 @@ class Revocation(IdMixin, Base):
     sha256: Mapped[str | None] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text, nullable=False)
     revoked_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # The takedown's entry in the transparency log (CONTRACT 15), inside the signed list.
+    log_index: Mapped[int | None] = mapped_column(BigInteger)

@@ -12,7 +12,7 @@ from marketplace.kit.schemas import OutputModel
 from marketplace.models import Distribution, Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.downloads import PresignedUrls, package_link
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 
 
 class DownloadTarball(OutputModel):
@@ -21,20 +21,20 @@ class DownloadTarball(OutputModel):
     sha256: str | None
     size: int | None
     expires_at: datetime
-    release: SignedRecord | None
+    release: ReleaseRecord | None
 
 
 class DownloadConfigOnly(OutputModel):
     distribution: Literal["config_only"]
     config_only: Literal[True]
     manifest: dict[str, Any]
-    release: SignedRecord | None
+    release: ReleaseRecord | None
 
 
 class DownloadInline(OutputModel):
     distribution: Literal["inline"]
     manifest: dict[str, Any]
-    release: SignedRecord | None
+    release: ReleaseRecord | None
 
 
 DownloadOut = Annotated[
@@ -47,7 +47,7 @@ async def download_info(
     expires_in: int,
     plugin: Plugin,
     version: PluginVersion,
-    release: SignedRecord | None,
+    release: ReleaseRecord | None,
 ) -> DownloadOut:
     """`release` is the version's signed release record (null only for a version an
     administrator downloads before approving it)."""

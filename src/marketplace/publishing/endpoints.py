@@ -38,7 +38,7 @@ from marketplace.publishing.schemas import (
 )
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.trust.deps import KeyringDep
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 
 log = structlog.get_logger("marketplace.publishing")
 
@@ -56,7 +56,7 @@ class QueueViews(Generic[ItemT, VersionT]):
     download_model: Any
     version_out: Callable[[VersionT], Any]
     queue_item_out: Callable[[VersionT, ItemT, dict[str, str]], Any]
-    download: Callable[[PresignedUrls, int, ItemT, VersionT, SignedRecord | None], Awaitable[Any]]
+    download: Callable[[PresignedUrls, int, ItemT, VersionT, ReleaseRecord | None], Awaitable[Any]]
 
 
 def add_version_queue(

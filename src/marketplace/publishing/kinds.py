@@ -36,7 +36,7 @@ class ReviewedVersion(Protocol):
     size: int | None
     created_at: datetime
     approved_at: datetime | None
-    release: dict[str, str] | None
+    release: dict[str, Any] | None
     taken_down_at: datetime | None
 
 

@@ -2,9 +2,10 @@
 
 The record is `{kind, key, version, distribution, sha256, size, approvedAt}` as canonical
 JSON, base64 in `payload`, with the Ed25519 signature of those bytes by the keyring's current
-key. It is signed once, in the approval's transaction, and kept: a client sees the same record
-whatever key signs today. Versions approved before release records existed are signed on
-their first download (`release_for_download`).
+key, and `logIndex`, the index of the approval's entry in the transparency log (CONTRACT 15).
+It is signed once, in the approval's transaction, and kept: a client sees the same record
+whatever key signs today. Versions approved before release records existed are signed (and
+logged) on their first download (`release_for_download`).
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import Depends, Request
-from sqlalchemy import String, cast, or_, select, update
 from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import ReviewStatus
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.log import log_approval, log_approval_once
 from marketplace.trust.keyring import Keyring
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 from marketplace_rules.canonical import b64encode, canonical_json
 
 # The record's keys, exactly (the client checks every one against the download info).
@@ -74,7 +76,8 @@ async def sign_release(
     item: ItemT,
     version: VersionT,
 ) -> None:
-    """In the approval's transaction: date the approval and sign what will be served."""
+    """In the approval's transaction: date the approval, sign what will be served, and
+    append the approval to the transparency log (its index joins the stored record)."""
     approved_at = approval_time()
     version.approved_at = approved_at
     await session.flush()
@@ -83,7 +86,9 @@ async def sign_release(
     # Its columns only: relationships loaded with it (a plugin's inspection) stay loaded.
     columns = [column.key for column in sa_inspect(version).mapper.column_attrs]
     await session.refresh(version, columns)
-    version.release = await signed(keyring, release_record(kind, item, version, approved_at))
+    record = await signed(keyring, release_record(kind, item, version, approved_at))
+    index = await log_approval(session, keyring, version.id, record)
+    version.release = record | {"logIndex": index}
     await session.flush()
 
 
@@ -105,30 +110,44 @@ ReleasesDep = Annotated[Releases, Depends(app_releases)]
 
 async def release_for_download(
     releases: Releases, kind: ItemKind[ItemT, VersionT], item: ItemT, version: VersionT
-) -> SignedRecord | None:
-    """The version's release record; None for a version never approved.
+) -> ReleaseRecord | None:
+    """The version's release record with its log index; None for a version never approved.
 
-    A version approved before records existed (migration 0007) is signed now and stored in
-    a short write transaction of its own (the download's own transaction only reads). The
-    UPDATE only fills an empty record, so of two first downloads at once one stores its
-    record and both serve the stored one.
+    A version approved before records existed (migration 0007), or whose record predates
+    the log, is completed now in a short write transaction of its own (the download's own
+    transaction only reads): its version row is locked first, then the log (the order every
+    decision takes), so of two first downloads at once one completes the record and both
+    serve it.
     """
-    if version.release is not None:
-        return SignedRecord.model_validate(version.release)
-    if version.review_status != ReviewStatus.APPROVED:
+    stored = _stored_release(version.release)
+    if stored is not None and "logIndex" in stored:
+        return ReleaseRecord.model_validate(stored)
+    if stored is None and version.review_status != ReviewStatus.APPROVED:
         return None
-    approved_at = version.approved_at or approval_time()
-    record = await signed(releases.keyring, release_record(kind, item, version, approved_at))
     column = kind.version_column("release")
-    # SQL NULL (migration 0007) or a JSON null: both mean "not signed yet".
-    unsigned = or_(column.is_(None), cast(column, String) == "null")
+    this_version = kind.version_column("id") == version.id
     async with releases.sessions.begin() as session:
+        stored = _stored_release(
+            await session.scalar(select(column).where(this_version).with_for_update())
+        )
+        if stored is not None and "logIndex" in stored:
+            return ReleaseRecord.model_validate(stored)
+        approved_at = version.approved_at or approval_time()
+        if stored is None:
+            stored = await signed(
+                releases.keyring, release_record(kind, item, version, approved_at)
+            )
+        index = await log_approval_once(session, releases.keyring, version.id, stored)
+        completed = stored | {"logIndex": index}
         await session.execute(
             update(kind.version_model)
-            .where(kind.version_column("id") == version.id)
-            .where(unsigned)
-            .values(release=record, approved_at=approved_at)
+            .where(this_version)
+            .values(release=completed, approved_at=approved_at)
             .execution_options(synchronize_session=False)
         )
-        stored = await session.scalar(select(column).where(kind.version_column("id") == version.id))
-    return SignedRecord.model_validate(stored if stored is not None else record)
+    return ReleaseRecord.model_validate(completed)
+
+
+def _stored_release(value: Any) -> dict[str, Any] | None:
+    """SQL NULL (migration 0007) and a JSON null both mean "not signed yet"."""
+    return value if isinstance(value, dict) else None

@@ -85,6 +85,7 @@ def entry(row: Revocation) -> dict[str, Any]:
         "sha256": row.sha256,
         "reason": row.reason,
         "revokedAt": iso(row.revoked_at),
+        "logIndex": row.log_index,
     }
 
 

@@ -3,7 +3,8 @@
 Runs in the caller's transaction with the item row locked (`lookup.locked_version_with_item`),
 like every review move, so a takedown racing an approval of another version of the same item
 still leaves exactly one current version (DESIGN invariant 1). The version's status, the new
-current version, the audit record and the revocation row commit together or not at all.
+current version, the audit record, the revocation row and the transparency log's entry
+commit together or not at all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from marketplace.kit.dbtypes import utcnow
 from marketplace.models import ReviewStatus, Revocation
 from marketplace.publishing.audit import SYSTEM_REVIEWER, Trigger, record_takedown
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
+from marketplace.publishing.log import log_takedown
 from marketplace.publishing.review import make_current
 from marketplace_rules.versions import version_sort_key
 
@@ -88,6 +90,8 @@ async def take_down_version(
         trigger=trigger,
         reason=reason,
     )
+    # The log's entry first: the revocation names it inside the signed list.
+    log_index = await log_takedown(session, kind, item, version, now)
     # The digest the version's signed release names, so a client matches what it installed.
     sha256 = kind.served_content(version).sha256
     session.add(
@@ -99,6 +103,7 @@ async def take_down_version(
             sha256=sha256,
             reason=reason,
             revoked_at=now,
+            log_index=log_index,
         )
     )
     await session.flush()

@@ -11,7 +11,7 @@ from marketplace.kit.schemas import InputModel, OutputModel, RequiredText, SafeT
 from marketplace.models import ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key, parse_version
 from marketplace.publishing.schemas import FindingOut, StatusCounts
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
 from marketplace_rules.manifest import plugin_key_exclusions
 from marketplace_rules.versions import SEMVER_PATTERN
@@ -239,7 +239,7 @@ class ScenarioDownloadOut(OutputModel):
     expires_at: datetime
     version: str
     # The signed release record (CONTRACT 11); null for a version never approved.
-    release: SignedRecord | None
+    release: ReleaseRecord | None
 
 
 class ScenarioTakedownOut(OutputModel):

@@ -15,7 +15,7 @@ from marketplace.scenarios.schemas import (
     ScenarioOut,
     ScenarioVersionOut,
 )
-from marketplace.trust.schemas import SignedRecord
+from marketplace.trust.schemas import ReleaseRecord
 
 
 def scenario_out(scenario: Scenario) -> ScenarioOut:
@@ -71,7 +71,7 @@ async def download_info(
     expires_in: int,
     scenario: Scenario,
     version: ScenarioVersion,
-    release: SignedRecord | None,
+    release: ReleaseRecord | None,
 ) -> ScenarioDownloadOut:
     """A presigned URL for the version's package, with its SHA-256, size and version."""
     link = await package_link(store, expires_in, SCENARIOS, scenario, version)

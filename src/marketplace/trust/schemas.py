@@ -26,3 +26,10 @@ class SignedRecord(OutputModel):
     key_id: str
     payload: str
     signature: str
+
+
+class ReleaseRecord(SignedRecord):
+    """A release record (CONTRACT 11) and the index of its approval in the transparency log
+    (CONTRACT 15); the inclusion proof of that entry binds the two."""
+
+    log_index: int

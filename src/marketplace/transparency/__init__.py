@@ -1,0 +1,1 @@
+"""The transparency log of marketplace decisions (CONTRACT 15)."""

@@ -1,0 +1,141 @@
+"""`/api/v1/log/...` (CONTRACT 15): the checkpoint, entries and proofs. Public.
+
+Entries and proofs for a given tree size never change, so they are served with a year-long,
+immutable cache lifetime; the checkpoint is revalidated on every fetch (`no-cache`): a
+decision's entry is in the next checkpoint anyone fetches.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import FastAPI, Query, Request
+from starlette.responses import Response
+
+from marketplace.auth.deps import OptionalUser
+from marketplace.db import DbSession
+from marketplace.errors import ValidationFailed
+from marketplace.kit.routing import api_router
+from marketplace.kit.schemas import Envelope
+from marketplace.transparency import proofs
+from marketplace.transparency.checkpoint import CheckpointSigner, log_origin
+from marketplace.transparency.schemas import (
+    CheckpointOut,
+    ConsistencyProof,
+    InclusionProof,
+    LogEntries,
+    LogItem,
+)
+from marketplace.trust.deps import KeyringDep
+from marketplace_rules.canonical import b64encode
+
+router = api_router(prefix="/api/v1/log", tags=["transparency"])
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+MAX_ENTRIES = 1000
+# Far beyond any real log, small enough for every integer column and shift.
+Position = Annotated[int, Query(ge=0, le=2**40)]
+
+
+def checkpoint_signer(app: FastAPI) -> CheckpointSigner:
+    signer: CheckpointSigner | None = getattr(app.state, "checkpoint_signer", None)
+    if signer is None:
+        signer = CheckpointSigner()
+        app.state.checkpoint_signer = signer
+    return signer
+
+
+async def _tree_size(session: DbSession) -> int:
+    return (await proofs.current_tree(session)).size
+
+
+def _within(name: str, value: int, size: int) -> None:
+    if value > size:
+        raise ValidationFailed.field(name, f"is past the tree size ({size})")
+
+
+@router.get("/checkpoint")
+async def checkpoint(
+    request: Request,
+    _user: OptionalUser,
+    session: DbSession,
+    keyring: KeyringDep,
+    response: Response,
+) -> Envelope[CheckpointOut]:
+    """The signed tree head: `signature` is the Ed25519 signature by `keyId` (GET
+    /api/v1/keys) of the UTF-8 bytes `"<origin>\\n<treeSize>\\n<rootHash>\\n"`."""
+    tree = await proofs.current_tree(session)
+    origin = log_origin(request.app.state.settings.public_url)
+    made = await checkpoint_signer(request.app).current(keyring, origin, tree)
+    response.headers["Cache-Control"] = "no-cache"
+    return Envelope(
+        data=CheckpointOut(
+            origin=made.origin,
+            tree_size=made.tree_size,
+            root_hash=made.root_hash,
+            key_id=made.key_id,
+            signature=made.signature,
+        )
+    )
+
+
+@router.get("/entries")
+async def log_entries(
+    _user: OptionalUser,
+    session: DbSession,
+    response: Response,
+    start: Position,
+    end: Position,
+) -> Envelope[LogEntries]:
+    """Entries `[start, end)` (at most 1000), each the base64 of its exact leaf bytes."""
+    if end < start:
+        raise ValidationFailed.field("end", "must not be less than start")
+    if end - start > MAX_ENTRIES:
+        raise ValidationFailed.field("end", f"at most {MAX_ENTRIES} entries a call")
+    _within("end", end, await _tree_size(session))
+    rows = await proofs.entries(session, start, end)
+    if len(rows) != end - start:
+        raise proofs.LogCorrupt()
+    response.headers["Cache-Control"] = IMMUTABLE
+    return Envelope(
+        data=LogEntries(items=[LogItem(index=i, entry=b64encode(leaf)) for i, leaf in rows])
+    )
+
+
+@router.get("/proof/inclusion")
+async def inclusion(
+    _user: OptionalUser,
+    session: DbSession,
+    response: Response,
+    index: Position,
+    tree_size: Annotated[int, Query(alias="treeSize", ge=1, le=2**40)],
+) -> Envelope[InclusionProof]:
+    """RFC 6962 audit path of entry `index` in the tree of the first `treeSize` entries."""
+    _within("treeSize", tree_size, await _tree_size(session))
+    if index >= tree_size:
+        raise ValidationFailed.field("index", "must be less than treeSize")
+    hashes = await proofs.inclusion_proof(session, index, tree_size)
+    response.headers["Cache-Control"] = IMMUTABLE
+    return Envelope(
+        data=InclusionProof(index=index, tree_size=tree_size, hashes=[b64encode(h) for h in hashes])
+    )
+
+
+@router.get("/proof/consistency")
+async def consistency(
+    _user: OptionalUser,
+    session: DbSession,
+    response: Response,
+    first: Position,
+    second: Position,
+) -> Envelope[ConsistencyProof]:
+    """RFC 6962 consistency proof between the trees of `first` and `second` entries (empty
+    when they are equal or the first is empty)."""
+    if first > second:
+        raise ValidationFailed.field("first", "must not be greater than second")
+    _within("second", second, await _tree_size(session))
+    hashes = await proofs.consistency_proof(session, first, second)
+    response.headers["Cache-Control"] = IMMUTABLE
+    return Envelope(
+        data=ConsistencyProof(first=first, second=second, hashes=[b64encode(h) for h in hashes])
+    )

@@ -1,0 +1,184 @@
+"""Appending to the transparency log, in the transaction of the decision it records.
+
+`append` locks the head row (PostgreSQL `SELECT ... FOR UPDATE`; on SQLite every write
+transaction already holds the writer lock), so two decisions committing at once get
+consecutive indexes and neither sees the other's half-written tree. It writes the entry, the
+perfect subtrees the new leaf completes (one on average) and the new head: a constant number
+of statements whatever the log's size.
+
+Lock order: a decision locks its item row first and the head last, and nothing holds the head
+while it waits for another lock, so appending cannot deadlock with the review paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.errors import ServiceUnavailable
+from marketplace.models import LogEntry, LogHead, LogNode
+from marketplace.models.transparency import NODE_LEVEL_SHIFT
+from marketplace.trust.keyring import SigningKey
+from marketplace_rules.canonical import canonical_json
+from marketplace_rules.merkle import CompactRange, Subtree, leaf_hash
+
+ENTRY_FIELDS = (
+    "action",
+    "kind",
+    "key",
+    "version",
+    "distribution",
+    "sha256",
+    "size",
+    "keyId",
+    "at",
+)
+HEAD_ID = 1
+
+
+class LogNotReady(ServiceUnavailable):
+    """The log still waits for its backfill, which the service runs when it starts: a
+    decision cannot be recorded before the history it follows."""
+
+    message = "The transparency log is being prepared; retry shortly"
+
+
+def node_id(subtree: Subtree) -> int:
+    level, index = subtree
+    return level << NODE_LEVEL_SHIFT | index
+
+
+def iso(moment: datetime) -> str:
+    """UTC with a `Z`, as every timestamp of the API (and of the revocation list)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Head:
+    """The locked head; `compact` grows as this transaction appends."""
+
+    compact: CompactRange
+    backfill_pending: bool
+
+    @property
+    def size(self) -> int:
+        return self.compact.size
+
+
+async def locked_head(session: AsyncSession) -> Head:
+    """The head row, locked until the transaction ends."""
+    row = (
+        await session.execute(
+            select(LogHead.size, LogHead.compact, LogHead.backfill_pending)
+            .where(LogHead.id == HEAD_ID)
+            .with_for_update()
+        )
+    ).one()
+    return Head(CompactRange.from_bytes(row.size, row.compact), row.backfill_pending)
+
+
+def entry_record(action: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry's fields; those that do not apply are null."""
+    unknown = set(fields) - set(ENTRY_FIELDS)
+    if unknown:
+        raise ValueError(f"not fields of a log entry: {sorted(unknown)}")
+    return {name: fields.get(name) for name in ENTRY_FIELDS} | {"action": action}
+
+
+async def existing_index(session: AsyncSession, action: str, subject: str) -> int | None:
+    index: int | None = await session.scalar(
+        select(LogEntry.log_index).where(LogEntry.action == action, LogEntry.subject == subject)
+    )
+    return index
+
+
+async def append(
+    session: AsyncSession,
+    action: str,
+    subject: str,
+    fields: Mapping[str, Any],
+    *,
+    head: Head | None = None,
+) -> int:
+    """Append one entry and return its index (`head`: already locked by the caller)."""
+    if head is None:
+        head = await locked_head(session)
+        if head.backfill_pending:
+            raise LogNotReady()
+    return (await append_many(session, [(action, subject, fields)], head))[0]
+
+
+async def append_many(
+    session: AsyncSession,
+    entries: Iterable[tuple[str, str, Mapping[str, Any]]],
+    head: Head,
+    *,
+    backfilled: bool = False,
+) -> list[int]:
+    """Append entries in order under a locked `head`; three statements for all of them."""
+    compact = head.compact
+    rows: list[dict[str, Any]] = []
+    nodes: list[dict[str, Any]] = []
+    for action, subject, fields in entries:
+        index = compact.size
+        leaf = canonical_json(entry_record(action, fields) | {"index": index})
+        rows.append({"log_index": index, "action": action, "subject": subject, "leaf": leaf})
+        nodes.extend(
+            {"node_id": node_id(subtree), "hash": hash_}
+            for subtree, hash_ in compact.append(leaf_hash(leaf))
+        )
+    values: dict[str, Any] = {"size": compact.size, "compact": compact.to_bytes()}
+    if backfilled:
+        values["backfill_pending"] = False
+    if rows:
+        await session.execute(insert(LogEntry), rows)
+        await session.execute(insert(LogNode), nodes)
+    await session.execute(update(LogHead).where(LogHead.id == HEAD_ID).values(**values))
+    return [row["log_index"] for row in rows]
+
+
+def key_entries(
+    keys: Iterable[SigningKey], logged: set[tuple[str, str]]
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The key-add and key-retire entries the log lacks: additions by creation time, then
+    retirements by retirement time (a rotation adds its new key before it retires the old)."""
+    ordered = sorted(keys, key=lambda key: (key.created_at, key.key_id))
+    added = [
+        ("key-add", key.key_id, {"keyId": key.key_id, "at": iso(key.created_at)})
+        for key in ordered
+        if ("key-add", key.key_id) not in logged
+    ]
+    retired = [
+        ("key-retire", key.key_id, {"keyId": key.key_id, "at": iso(key.retired_at)})
+        for key in sorted(
+            (key for key in ordered if key.retired_at is not None),
+            key=lambda key: (key.retired_at, key.key_id),
+        )
+        if key.retired_at is not None and ("key-retire", key.key_id) not in logged
+    ]
+    return added + retired
+
+
+async def logged_key_events(session: AsyncSession) -> set[tuple[str, str]]:
+    rows = await session.execute(
+        select(LogEntry.action, LogEntry.subject).where(
+            LogEntry.action.in_(("key-add", "key-retire"))
+        )
+    )
+    return {(action, subject) for action, subject in rows}
+
+
+async def append_key_changes(
+    session: AsyncSession, keys: list[SigningKey], head: Head
+) -> list[int]:
+    """Every key of the keyring added (and retired) in the log before it signs anything
+    there; a no-op when the log already says so (the common case: one indexed read)."""
+    missing = key_entries(keys, await logged_key_events(session))
+    if not missing:
+        return []
+    return await append_many(session, missing, head)
