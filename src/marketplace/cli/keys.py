@@ -11,7 +11,8 @@ store.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,6 +21,8 @@ from marketplace_client.options import JsonOption
 from marketplace_client.output import Output, reporting_errors
 
 # Server-side modules (settings, keyring) are imported inside the commands, as in server.py.
+if TYPE_CHECKING:
+    from marketplace.config import Settings
 
 keys_app = typer.Typer(help="Release-signing keys (CONTRACT 11).", no_args_is_help=True)
 SETTING = "MARKETPLACE_SIGNING_KEYS"
@@ -105,10 +108,17 @@ def keys_rotate(json_output: JsonOption = False) -> None:
                 text = None
         except KeyringError as exc:
             raise _keyring_error(exc) from exc
-    if text is not None:
-        _print_inline(out, text, fresh.key_id, retired)
+    if text is not None or path is None:
+        _print_inline(out, text or "", fresh.key_id, retired)
         return
-    data = {"source": str(path), "keyId": fresh.key_id, "retired": retired, "keyring": None}
+    logged = _log_key_changes(settings, path)
+    data = {
+        "source": str(path),
+        "keyId": fresh.key_id,
+        "retired": retired,
+        "keyring": None,
+        "logIndexes": logged,
+    }
 
     def human() -> None:
         out.out.print(
@@ -119,8 +129,44 @@ def keys_rotate(json_output: JsonOption = False) -> None:
             "Workers reading this file sign with the new key from now on; every host must "
             "share this one file (or use MARKETPLACE_SIGNING_KEYS)."
         )
+        if logged is None:
+            out.step(
+                "The database could not be reached: the transparency log records the new "
+                "key before the key signs its first approval."
+            )
+        else:
+            out.step(f"Transparency log: key entries {', '.join(map(str, logged)) or 'none'}")
 
     out.result(data, human)
+
+
+def _log_key_changes(settings: Settings, path: Path) -> list[int] | None:
+    """The rotation's key-add and key-retire entries in the transparency log (CONTRACT 15),
+    appended now; None when the database cannot take them (not reachable, not migrated): the
+    service appends them before the new key signs anything."""
+    import asyncio
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from marketplace.db import make_engine, make_sessionmaker
+    from marketplace.transparency.log import record_key_changes
+    from marketplace.trust.keyring import Keyring
+
+    async def append() -> list[int]:
+        engine = make_engine(settings.database_url, pool_size=1)
+        try:
+            async with make_sessionmaker(engine, write=True).begin() as session:
+                return await record_key_changes(session, Keyring(path=path).keys())
+        finally:
+            await engine.dispose()
+
+    if settings.is_sqlite and not settings.database_url.endswith(":memory:"):
+        if not Path(settings.database_url.split("///", 1)[-1]).is_file():
+            return None  # no database yet: never create an empty one here
+    try:
+        return asyncio.run(append())
+    except (SQLAlchemyError, OSError):
+        return None
 
 
 def _print_inline(out: Output, text: str, key_id: str, retired: list[str]) -> None:

@@ -147,7 +147,8 @@ def key_entries(
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """The key-add and key-retire entries the log lacks: additions by creation time, then
     retirements by retirement time (a rotation adds its new key before it retires the old)."""
-    ordered = sorted(keys, key=lambda key: (key.created_at, key.key_id))
+    # Stable sorts: the keyring lists keys oldest first, which breaks ties of one second.
+    ordered = sorted(keys, key=lambda key: key.created_at)
     added = [
         ("key-add", key.key_id, {"keyId": key.key_id, "at": iso(key.created_at)})
         for key in ordered
@@ -157,7 +158,7 @@ def key_entries(
         ("key-retire", key.key_id, {"keyId": key.key_id, "at": iso(key.retired_at)})
         for key in sorted(
             (key for key in ordered if key.retired_at is not None),
-            key=lambda key: (key.retired_at, key.key_id),
+            key=lambda key: key.retired_at or key.created_at,
         )
         if key.retired_at is not None and ("key-retire", key.key_id) not in logged
     ]
@@ -182,3 +183,12 @@ async def append_key_changes(
     if not missing:
         return []
     return await append_many(session, missing, head)
+
+
+async def record_key_changes(session: AsyncSession, keys: list[SigningKey]) -> list[int]:
+    """For `marketplace keys rotate`: the keyring's changes appended at once (nothing while
+    the backfill is pending: it starts with every key)."""
+    head = await locked_head(session)
+    if head.backfill_pending:
+        return []
+    return await append_key_changes(session, keys, head)
