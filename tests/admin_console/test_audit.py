@@ -188,9 +188,11 @@ async def test_the_log_names_actors_and_items_instead_of_ids(
     page = response.text
     rows = re.findall(r"<tr>(.*?)</tr>", page, re.DOTALL)[1:]  # after the header row
     shown = [text_of(row) for row in rows]
+    # The version's approval links to its transparency-log entry (CONTRACT 15).
+    [logged] = re.findall(r'href="/console/log/(\d+)"', page)
     assert [" ".join(s.split()[3:]) for s in shown] == [
         "REVIEW_REJECT scenario_version morning-brief 2.0.0 admin Ada Reviewer ada@example.com too broad",
-        "REVIEW_APPROVE plugin_version weather-tool 1.2.0 admin Ada Reviewer ada@example.com",
+        f"REVIEW_APPROVE plugin_version weather-tool 1.2.0 admin Ada Reviewer ada@example.com #{logged}",
         "REVIEW_APPROVE plugin weather-tool admin Ada Reviewer ada@example.com",
         f"REVIEW_REJECT plugin {gone} admin Ada Reviewer ada@example.com",
     ]

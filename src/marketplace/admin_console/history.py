@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, and_, func, select
+from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from marketplace.kit.pagination import Page
 from marketplace.models import (
     AuditLog,
+    LogEntry,
     Plugin,
     PluginVersion,
     ReviewStatus,
@@ -20,7 +21,7 @@ from marketplace.models import (
     User,
 )
 from marketplace.plugins.kind import PLUGINS
-from marketplace.publishing.audit import NEWEST_FIRST, history_query
+from marketplace.publishing.audit import NEWEST_FIRST, Action, history_query
 from marketplace.publishing.kinds import ItemKind
 from marketplace.scenarios.kind import SCENARIOS
 
@@ -40,6 +41,8 @@ class AuditRow:
     actor: str  # name, else e-mail, else id (seed 2.1); "system" for the service itself
     actor_email: str | None
     subject: str | None
+    # The decision's entry in the transparency log (a version's approval or takedown).
+    log_index: int | None = None
 
 
 async def developer_rejections(
@@ -82,6 +85,13 @@ def _with_names(query: Select[AuditLog]) -> Select[*tuple[Any, ...]]:
     version_plugin = aliased(Plugin)
     scenario_version = aliased(ScenarioVersion)
     kind = AuditLog.resource_type
+    # A version's approval and takedown are each one log entry, found by (action, subject):
+    # the unique index of the log answers the join.
+    logged_action = case(
+        (AuditLog.action == Action.APPROVE.value, "approve"),
+        (AuditLog.action == Action.TAKEDOWN.value, "takedown"),
+        else_=None,
+    )
     return (
         query.add_columns(
             actor.name,
@@ -90,8 +100,17 @@ def _with_names(query: Select[AuditLog]) -> Select[*tuple[Any, ...]]:
             plugin_version.version,
             scenario_version.scenario_id,
             scenario_version.version,
+            LogEntry.log_index,
         )
         .outerjoin(actor, actor.id == AuditLog.actor_id)
+        .outerjoin(
+            LogEntry,
+            and_(
+                kind.in_((PLUGINS.version_resource, SCENARIOS.version_resource)),
+                LogEntry.subject == AuditLog.resource_id,
+                LogEntry.action == logged_action,
+            ),
+        )
         .outerjoin(plugin, and_(kind == PLUGINS.name, plugin.id == AuditLog.resource_id))
         .outerjoin(
             plugin_version,
@@ -107,7 +126,7 @@ def _with_names(query: Select[AuditLog]) -> Select[*tuple[Any, ...]]:
 
 async def named_audit(db: AsyncSession, query: Select[AuditLog]) -> list[AuditRow]:
     rows = []
-    for entry, name, email, plugin_key, version, scenario_id, scenario_version in (
+    for entry, name, email, plugin_key, version, scenario_id, scenario_version, log_index in (
         await db.execute(_with_names(query))
     ).all():
         if entry.resource_type == SCENARIOS.name:
@@ -122,5 +141,5 @@ async def named_audit(db: AsyncSession, query: Select[AuditLog]) -> list[AuditRo
             actor = SYSTEM
         else:
             actor = name or email or entry.actor_id
-        rows.append(AuditRow(entry, actor, email, subject))
+        rows.append(AuditRow(entry, actor, email, subject, log_index))
     return rows

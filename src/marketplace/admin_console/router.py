@@ -10,6 +10,7 @@ from marketplace.admin_console import (
     audit,
     categories,
     developers,
+    log,
     login,
     plugins,
     queue,
@@ -27,7 +28,7 @@ async def stylesheet() -> Response:
     return Response(STYLESHEET, media_type="text/css")
 
 
-for part in (login, queue, versions, plugins, developers, categories, audit):
+for part in (login, queue, versions, plugins, developers, categories, audit, log):
     router.include_router(part.router)
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

@@ -73,3 +73,11 @@ async def entries(session: AsyncSession, start: int, end: int) -> list[tuple[int
         .order_by(LogEntry.log_index)
     )
     return [(row.log_index, row.leaf) for row in rows]
+
+
+async def subject_of(session: AsyncSession, index: int) -> str | None:
+    """The version or key id an entry is about (not part of its bytes)."""
+    subject: str | None = await session.scalar(
+        select(LogEntry.subject).where(LogEntry.log_index == index)
+    )
+    return subject
