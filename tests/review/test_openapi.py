@@ -80,6 +80,8 @@ PUBLIC_READS = [
     "/api/v1/log/entries",
     "/api/v1/log/proof/inclusion",
     "/api/v1/log/proof/consistency",
+    "/api/v1/log/c2sp/checkpoint",
+    "/api/v1/log/c2sp/tile/{path}",
 ]
 
 

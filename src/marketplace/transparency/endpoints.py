@@ -2,23 +2,26 @@
 
 Entries and proofs for a given tree size never change, so they are served with a year-long,
 immutable cache lifetime; the checkpoint is revalidated on every fetch (`no-cache`): a
-decision's entry is in the next checkpoint anyone fetches.
+decision's entry is in the next checkpoint anyone fetches. The same log is also served in
+the C2SP tlog-tiles layout under `/api/v1/log/c2sp/` (`tiles.py`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+import anyio
 from fastapi import FastAPI, Query, Request
 from starlette.responses import Response
 
 from marketplace.auth.deps import OptionalUser
 from marketplace.db import DbSession
-from marketplace.errors import ValidationFailed
+from marketplace.errors import NotFound, ValidationFailed
+from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
-from marketplace.transparency import proofs
-from marketplace.transparency.checkpoint import CheckpointSigner, log_origin
+from marketplace.transparency import proofs, tiles
+from marketplace.transparency.checkpoint import Checkpoint, CheckpointSigner, log_origin
 from marketplace.transparency.schemas import (
     CheckpointOut,
     ConsistencyProof,
@@ -27,11 +30,16 @@ from marketplace.transparency.schemas import (
     LogItem,
 )
 from marketplace.trust.deps import KeyringDep
+from marketplace.trust.keyring import Keyring
 from marketplace_rules.canonical import b64encode
 
 router = api_router(prefix="/api/v1/log", tags=["transparency"])
 
 IMMUTABLE = "public, max-age=31536000, immutable"
+TEXT: dict[str, Any] = {"content": {"text/plain": {"schema": {"type": "string"}}}}
+BINARY: dict[str, Any] = {
+    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+}
 MAX_ENTRIES = 1000
 # Far beyond any real log, small enough for every integer column and shift.
 Position = Annotated[int, Query(ge=0, le=2**40)]
@@ -64,9 +72,7 @@ async def checkpoint(
 ) -> Envelope[CheckpointOut]:
     """The signed tree head: `signature` is the Ed25519 signature by `keyId` (GET
     /api/v1/keys) of the UTF-8 bytes `"<origin>\\n<treeSize>\\n<rootHash>\\n"`."""
-    tree = await proofs.current_tree(session)
-    origin = log_origin(request.app.state.settings.public_url)
-    made = await checkpoint_signer(request.app).current(keyring, origin, tree)
+    made = await _signed_checkpoint(request, session, keyring)
     response.headers["Cache-Control"] = "no-cache"
     return Envelope(
         data=CheckpointOut(
@@ -76,6 +82,44 @@ async def checkpoint(
             key_id=made.key_id,
             signature=made.signature,
         )
+    )
+
+
+async def _signed_checkpoint(request: Request, session: DbSession, keyring: Keyring) -> Checkpoint:
+    tree = await proofs.current_tree(session)
+    origin = log_origin(request.app.state.settings.public_url)
+    return await checkpoint_signer(request.app).current(keyring, origin, tree)
+
+
+@router.get("/c2sp/checkpoint", response_class=Response, responses={200: TEXT})
+async def c2sp_checkpoint(
+    request: Request, _user: OptionalUser, session: DbSession, keyring: KeyringDep
+) -> Response:
+    """The checkpoint as a C2SP signed note (tlog-tiles' `checkpoint`)."""
+    made = await _signed_checkpoint(request, session, keyring)
+    keys = await anyio.to_thread.run_sync(keyring.keys)
+    [key] = [key for key in keys if key.key_id == made.key_id]
+    return Response(
+        tiles.signed_note(made, key.public_key),
+        media_type="text/plain; charset=utf-8",
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
+@router.get("/c2sp/tile/{path:path}", response_class=Response, responses={200: BINARY})
+@raises(NotFound)
+async def c2sp_tile(_user: OptionalUser, session: DbSession, path: str) -> Response:
+    """tlog-tiles' `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]`."""
+    try:
+        level, index, width = tiles.parse_tile(path)
+        if level is None:
+            body = await tiles.entry_bundle(session, index, width)
+        else:
+            body = await tiles.hash_tile(session, level, index, width)
+    except tiles.TileMissing:
+        raise NotFound("No such tile in the transparency log") from None
+    return Response(
+        body, media_type="application/octet-stream", headers={"Cache-Control": IMMUTABLE}
     )
 
 
