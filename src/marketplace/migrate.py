@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import anyio
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
@@ -16,6 +17,7 @@ from marketplace.db import make_engine, make_sessionmaker
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.log_backfill import backfill
 from marketplace.scenarios.kind import SCENARIOS
+from marketplace.transparency.log import record_key_changes
 from marketplace.trust.keyring import Keyring
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -48,9 +50,13 @@ def head_revision() -> str:
 
 async def backfill_log(sessions: async_sessionmaker[AsyncSession], keyring: Keyring) -> int:
     """Complete migration 0014: append the decisions made before the transparency log, once
-    (a no-op afterwards); how many entries it appended."""
+    (a no-op afterwards), and any key of the keyring the log does not name yet (the key that
+    signs checkpoints is in the log before the first one is fetched); how many entries it
+    appended."""
     async with sessions.begin() as session:
-        return await backfill(session, keyring, (PLUGINS, SCENARIOS))
+        appended = await backfill(session, keyring, (PLUGINS, SCENARIOS))
+        keys = await anyio.to_thread.run_sync(keyring.keys)
+        return appended + len(await record_key_changes(session, keys))
 
 
 def upgrade_and_backfill(settings: Settings, revision: str = "head") -> int:

@@ -619,7 +619,6 @@ ENTRY_WHAT = "entries 0 to 0 of the log"
 @pytest.mark.parametrize(
     ("items", "message"),
     [
-        ([], f"{ENTRY_WHAT}: asked for 1 entries, the answer has 0"),
         (None, f"{ENTRY_WHAT}: asked for 1 entries, the answer has no"),
         ("two", f"{ENTRY_WHAT}: asked for 1 entries, the answer has 2"),
         (

@@ -261,6 +261,21 @@ def test_a_removed_entry_leaves_a_gap_in_the_indexes(
     assert_failed(result, INCONSISTENT, "LOG_ENTRY_INVALID", message, checkpoints, before)
 
 
+def test_a_page_short_of_an_entry_the_checkpoint_covers_is_found(
+    fake: FakeApi, invoke: Invoke, signer: FakeSigner, checkpoints: Path
+) -> None:
+    """A row deleted from the service's table without renumbering: the page lacks it."""
+    items = [{"index": i, "entry": b64encode(e)} for i, e in enumerate(signer.log.entries)]
+    del items[2]
+    fake.ok("GET", ENTRIES_PATH, {"items": items})
+    result = verify(invoke)
+    message = (
+        "entries 0 to 3 of the log: entry 2 is missing: the signed checkpoint covers it, "
+        "the service does not serve it"
+    )
+    assert_failed(result, INCONSISTENT, "LOG_ENTRY_MISSING", message, checkpoints, {})
+
+
 def test_a_fork_of_the_stored_size_is_found(
     fake: FakeApi, invoke: Invoke, signer: FakeSigner, checkpoints: Path
 ) -> None:
@@ -404,7 +419,7 @@ def test_an_unreachable_service_is_exit_2(
         (KEYS, error(503, "UNAVAILABLE", "later"), "LOG_UNAVAILABLE", "HTTP 503"),
         (KEYS, envelope({"items": "none"}), "LOG_ANSWER_INVALID", "did not answer a key list"),
         (ENTRIES_PATH, error(400, "VALIDATION_FAILED", "past"), "LOG_UNAVAILABLE", "HTTP 400"),
-        (ENTRIES_PATH, envelope({"items": []}), "LOG_ANSWER_INVALID", "the answer has 0"),
+        (ENTRIES_PATH, envelope({"items": None}), "LOG_ANSWER_INVALID", "the answer has no"),
         (CHECKPOINT_PATH, envelope({"treeSize": -4}), "LOG_ANSWER_INVALID", "`origin` is not"),
     ],
     ids=[
@@ -413,7 +428,7 @@ def test_an_unreachable_service_is_exit_2(
         "keys-503",
         "keys-garbage",
         "entries-400",
-        "short-page",
+        "no-page",
         "not-a-checkpoint",
     ],
 )

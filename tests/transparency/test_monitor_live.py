@@ -3,8 +3,8 @@ passes the service's real log, and finds its history rewritten behind the servic
 the database (an entry rewritten, removed or inserted, the tree recomputed to fit), a fork
 shown to it by a proxy (another log of the same size, signed with the service's own key) and
 a checkpoint signed by a key the service does not list. Each time: exit 1, one line naming
-the problem, the checkpoint it stored before unchanged. (A row merely deleted, leaving a gap,
-makes the service refuse to serve the entries: exit 2, could not check.)
+the problem, the checkpoint it stored before unchanged. (A row merely deleted leaves a gap
+the service serves as it is: the monitor names the missing entry.)
 
 Runs on the run's database: SQLite (embedded) or PostgreSQL (the scaled-out topology).
 """
@@ -323,12 +323,11 @@ def test_an_inserted_entry_renumbered_to_fit_is_found(market: Market, tmp_path: 
     assert_found(result, "LOG_INCONSISTENT", message, config, before)
 
 
-def test_an_entry_deleted_without_renumbering_cannot_be_checked(
+def test_an_entry_deleted_without_renumbering_is_found_missing(
     market: Market, tmp_path: Path
 ) -> None:
-    """A row simply deleted leaves a gap: the service refuses to serve the entries ("the
-    transparency log is damaged", HTTP 500), so the monitor proves nothing either way and
-    says it could not check (exit 2), storing nothing."""
+    """A row simply deleted leaves a gap: the service serves the page as its table holds
+    it, and the monitor names the entry the signed checkpoint covers but nobody serves."""
     config = tmp_path / "monitor"
     verified_once(market, market.url, config)
     before = stored_checkpoints(config)
@@ -337,11 +336,13 @@ def test_an_entry_deleted_without_renumbering_cannot_be_checked(
 
         result = monitor(market, market.url, config)
 
+    size = served_checkpoint(market.url)["treeSize"]
+    last = min(size, 1000) - 1
     message = (
-        f"cannot read {ENTRIES} from {market.url}: INTERNAL_ERROR: The transparency log is "
-        "damaged (HTTP 500)"
+        f"entries 0 to {last} of the log: entry 2 is missing: the signed checkpoint covers "
+        "it, the service does not serve it"
     )
-    assert_found(result, "LOG_UNAVAILABLE", message, config, before, UNCHECKED)
+    assert_found(result, "LOG_ENTRY_MISSING", message, config, before)
 
 
 # --- another log shown through a proxy ------------------------------------------------------

@@ -356,13 +356,22 @@ def check_consistency(api: ApiClient, stored: Checkpoint | None, new: Checkpoint
 
 def fetch_entries(api: ApiClient, start: int, end: int) -> list[bytes]:
     """The exact leaf bytes of entries [start, end) (at most PAGE_SIZE): exactly that many
-    items, each saying its own index."""
+    items, each saying its own index. A page short of an entry the signed checkpoint covers
+    is a log that lost it (LOG_ENTRY_MISSING), not an answer that could not be read."""
     what = f"entries {start} to {end - 1} of the log"
     data = _get(api, ENTRIES_PATH, {"start": start, "end": end})
     items = data.get("items")
-    if not isinstance(items, list) or len(items) != end - start:
+    if not isinstance(items, list) or len(items) > end - start:
         count = len(items) if isinstance(items, list) else "no"
         raise _malformed(f"{what}: asked for {end - start} entries, the answer has {count}")
+    if len(items) < end - start:
+        served = {_size(item, "index", what) for item in items if isinstance(item, dict)}
+        missing = next(index for index in range(start, end) if index not in served)
+        raise TrustError(
+            "LOG_ENTRY_MISSING",
+            f"{what}: entry {missing} is missing: the signed checkpoint covers it, the "
+            f"service does not serve it",
+        )
     return [_entry_bytes(item, expected, what) for expected, item in enumerate(items, start)]
 
 
