@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets bench-findings bench-inspect clean
+.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets bench-findings bench-inspect bench-log clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -119,6 +119,10 @@ bench-findings: $(STAMP)
 # latency with inspection on and off (needs strace: `make tracer`).
 bench-inspect: $(STAMP) tracer
 	$(BIN)/python bench/bench_inspect.py
+
+# An approval's append, proofs and checkpoints at 1,000,000 log entries (issue 27).
+bench-log: $(STAMP)
+	$(BIN)/python bench/bench_log.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
