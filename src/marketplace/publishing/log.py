@@ -12,7 +12,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-import anyio
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
@@ -46,7 +45,7 @@ async def log_approval(
     head = await locked_head(session)
     if head.backfill_pending:
         raise LogNotReady()
-    await append_key_changes(session, await anyio.to_thread.run_sync(keyring.keys), head)
+    await append_key_changes(session, keyring.loaded_keys(), head)
     return await append(session, "approve", version_id, approval_fields(release), head=head)
 
 
@@ -61,7 +60,7 @@ async def log_approval_once(
     found = await existing_index(session, "approve", version_id)
     if found is not None:
         return found
-    await append_key_changes(session, await anyio.to_thread.run_sync(keyring.keys), head)
+    await append_key_changes(session, keyring.loaded_keys(), head)
     return await append(session, "approve", version_id, approval_fields(release), head=head)
 
 

@@ -53,11 +53,9 @@ def checkpoint_signer(app: FastAPI) -> CheckpointSigner:
     return signer
 
 
-async def _tree_size(session: DbSession) -> int:
-    return (await proofs.current_tree(session)).size
-
-
-def _within(name: str, value: int, size: int) -> None:
+async def _past_the_tree(session: DbSession, name: str, value: int) -> None:
+    """400 when `value` is past the tree size (read only when an answer came up short)."""
+    size = (await proofs.current_tree(session)).size
     if value > size:
         raise ValidationFailed.field(name, f"is past the tree size ({size})")
 
@@ -136,11 +134,12 @@ async def log_entries(
         raise ValidationFailed.field("end", "must not be less than start")
     if end - start > MAX_ENTRIES:
         raise ValidationFailed.field("end", f"at most {MAX_ENTRIES} entries a call")
-    _within("end", end, await _tree_size(session))
-    # What the table holds, as it is: a row deleted behind the service's back shows as a gap
-    # a monitor names (and such a page is not cached).
     rows = await proofs.entries(session, start, end)
     complete = len(rows) == end - start
+    if not complete:
+        await _past_the_tree(session, "end", end)
+    # Else what the table holds, as it is: a row deleted behind the service's back shows as
+    # a gap a monitor names (and such a page is not cached).
     response.headers["Cache-Control"] = IMMUTABLE if complete else "no-store"
     return Envelope(
         data=LogEntries(items=[LogItem(index=i, entry=b64encode(leaf)) for i, leaf in rows])
@@ -156,10 +155,13 @@ async def inclusion(
     tree_size: Annotated[int, Query(alias="treeSize", ge=1, le=2**40)],
 ) -> Envelope[InclusionProof]:
     """RFC 6962 audit path of entry `index` in the tree of the first `treeSize` entries."""
-    _within("treeSize", tree_size, await _tree_size(session))
     if index >= tree_size:
         raise ValidationFailed.field("index", "must be less than treeSize")
-    hashes = await proofs.inclusion_proof(session, index, tree_size)
+    try:
+        hashes = await proofs.inclusion_proof(session, index, tree_size)
+    except proofs.LogCorrupt:
+        await _past_the_tree(session, "treeSize", tree_size)
+        raise
     response.headers["Cache-Control"] = IMMUTABLE
     return Envelope(
         data=InclusionProof(index=index, tree_size=tree_size, hashes=[b64encode(h) for h in hashes])
@@ -178,8 +180,11 @@ async def consistency(
     when they are equal or the first is empty)."""
     if first > second:
         raise ValidationFailed.field("first", "must not be greater than second")
-    _within("second", second, await _tree_size(session))
-    hashes = await proofs.consistency_proof(session, first, second)
+    try:
+        hashes = await proofs.consistency_proof(session, first, second)
+    except proofs.LogCorrupt:
+        await _past_the_tree(session, "second", second)
+        raise
     response.headers["Cache-Control"] = IMMUTABLE
     return Envelope(
         data=ConsistencyProof(first=first, second=second, hashes=[b64encode(h) for h in hashes])

@@ -53,16 +53,20 @@ async def read_nodes(session: AsyncSession, subtrees: Iterable[Subtree]) -> dict
     return found
 
 
-async def hashes_of(session: AsyncSession, ranges: list[Range]) -> list[bytes]:
-    return range_hashes(ranges, await read_nodes(session, subtrees_of(ranges)))
+async def hashes_of(session: AsyncSession, ranges: list[Range], size: int) -> list[bytes]:
+    """The hashes of `ranges` in the tree of `size` leaves. Its last leaf is read along (same
+    query): a tree of that size exists exactly when it does, so a proof never needs the head
+    read first, and LogCorrupt means "no such tree" (or a damaged one: the caller looks)."""
+    needed = subtrees_of(ranges) | ({(0, size - 1)} if size else set())
+    return range_hashes(ranges, await read_nodes(session, needed))
 
 
 async def inclusion_proof(session: AsyncSession, index: int, size: int) -> list[bytes]:
-    return await hashes_of(session, inclusion_ranges(index, size))
+    return await hashes_of(session, inclusion_ranges(index, size), size)
 
 
 async def consistency_proof(session: AsyncSession, first: int, second: int) -> list[bytes]:
-    return await hashes_of(session, consistency_ranges(first, second))
+    return await hashes_of(session, consistency_ranges(first, second), second)
 
 
 async def entries(session: AsyncSession, start: int, end: int) -> list[tuple[int, bytes]]:

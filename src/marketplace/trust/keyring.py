@@ -220,6 +220,13 @@ class Keyring:
             _signing_key(keys)
             self._keys, self._stamp = keys, stamp
 
+    def loaded_keys(self) -> list[SigningKey]:
+        """The keys as last read, without touching the file (for a caller on the event loop
+        that has just signed, so they are fresh); read once if they never were."""
+        if self._path is not None and self._stamp is None:
+            return self.keys()
+        return self._keys
+
     def signing_key(self) -> SigningKey:
         return _signing_key(self.keys())
 
