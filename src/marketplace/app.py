@@ -14,7 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, ProgrammingError, SQLAlchemyError
 from starlette.responses import PlainTextResponse, Response
 
 from marketplace.accounts.endpoints import admin_router as accounts_admin_router
@@ -37,6 +37,7 @@ from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
+from marketplace.errors import DatabaseUnavailable
 from marketplace.inspection import ledger as inspection_ledger
 from marketplace.inspection.endpoints import router as capabilities_router
 from marketplace.inspection.metrics import inspection_metrics
@@ -168,15 +169,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 async def _prepare_log(app: FastAPI) -> None:
-    """The transparency log's one-time backfill (migration 0014), before serving. A database
-    not migrated yet is the schema gate's to report: `db upgrade` backfills after migrating."""
+    """The transparency log's one-time backfill (migration 0014) and the keyring's key
+    entries, before serving. A database that is not reachable or not migrated yet is the
+    schema gate's to report (`db upgrade` backfills after migrating); any other failure is
+    logged in full and the service serves, refusing decisions (503) until a restart or
+    `db upgrade` completes the backfill."""
+    log = structlog.get_logger("marketplace.log")
     try:
         appended = await backfill_log(app.state.write_sessionmaker, app.state.keyring)
+    except (DatabaseUnavailable, OperationalError, ProgrammingError) as exc:
+        log.warning("log_backfill_skipped", reason=type(exc).__name__)
+        return
     except SQLAlchemyError:
-        structlog.get_logger("marketplace.log").warning("log_backfill_skipped")
+        log.exception("log_backfill_failed")
         return
     if appended:
-        structlog.get_logger("marketplace.log").info("log_backfilled", entries=appended)
+        log.info("log_backfilled", entries=appended)
 
 
 async def shutdown(app: FastAPI) -> None:

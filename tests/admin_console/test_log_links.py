@@ -52,7 +52,7 @@ async def test_the_entry_page_shows_the_entry_and_its_inclusion(
 
     assert page.status_code == 200
     text = text_of(page.text)
-    assert "in the signed tree of" in text
+    assert "entries the checkpoint signs" in text
     assert (await entry_bytes(client, index)).decode() in text_of(page.text.replace("&#34;", '"'))
     assert f"/console/versions/plugin/{r.ids['1.0.0']}" in page.text or r.ids["1.0.0"] in page.text
     missing = await client.get("/console/log/999999999")

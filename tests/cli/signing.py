@@ -132,16 +132,19 @@ class FakeSigner:
     # --- the log's endpoints ----------------------------------------------------------
 
     def checkpoint(
-        self, size: int | None = None, key: Ed25519PrivateKey | None = None
+        self,
+        size: int | None = None,
+        key: Ed25519PrivateKey | None = None,
+        origin: str = ORIGIN,
     ) -> dict[str, Any]:
         """The checkpoint of the log's first `size` entries (all), signed by `key` (the
-        signing key)."""
+        signing key), naming `origin`."""
         signer = key or self.keys[-1]
         tree_size = len(self.log.entries) if size is None else size
         root = b64encode(self.log.root(tree_size))
-        body = f"{ORIGIN}\n{tree_size}\n{root}\n".encode()
+        body = f"{origin}\n{tree_size}\n{root}\n".encode()
         return {
-            "origin": ORIGIN,
+            "origin": origin,
             "treeSize": tree_size,
             "rootHash": root,
             "keyId": self.key_id(signer),

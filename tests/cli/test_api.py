@@ -126,3 +126,18 @@ def test_rate_limit_gives_up_after_the_retries_or_a_long_wait(fake: FakeApi) -> 
         with pytest.raises(ApiError):
             api.get("/y")
     assert len(waits) == 3
+
+
+def test_a_body_that_cannot_be_decoded_is_an_api_error_not_a_crash() -> None:
+    """A false Content-Encoding (a hostile or broken server) is one clear error."""
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, stream=httpx.ByteStream(b"not gzip"), headers={"Content-Encoding": "gzip"}
+        )
+
+    with ApiClient(BACKEND, None, transport=httpx.MockTransport(handler)) as api:
+        with pytest.raises(ApiError) as caught:
+            api.get("/api/v1/log/checkpoint")
+    assert caught.value.code == "BAD_RESPONSE"
+    assert "cannot be decoded" in caught.value.message

@@ -389,6 +389,49 @@ def test_an_entry_that_is_not_a_contract_entry_is_found(
     assert_failed(result, INCONSISTENT, "LOG_ENTRY_INVALID", message, checkpoints, {})
 
 
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        # An unhashable action: refused in one line, never a traceback.
+        (
+            log_entry(2, "approve").replace(b'"action":"approve"', b'"action":["approve"]'),
+            "log entry 2 has an unknown action ['approve']",
+        ),
+        # Two spellings of one entry: a duplicate key, which parsers read differently.
+        (
+            log_entry(2, "takedown").replace(b"{", b'{"action":"approve",', 1),
+            "log entry 2 is not canonical JSON",
+        ),
+        (log_entry(2, "approve").replace(b",", b", ", 1), "log entry 2 is not canonical JSON"),
+    ],
+    ids=["list-action", "duplicate-key", "spaced"],
+)
+def test_an_entry_spelled_otherwise_than_canonically_is_found(
+    fake: FakeApi,
+    invoke: Invoke,
+    signer: FakeSigner,
+    checkpoints: Path,
+    entry: bytes,
+    message: str,
+) -> None:
+    signer.log.entries[2] = entry
+    result = verify(invoke)
+    assert_failed(result, INCONSISTENT, "LOG_ENTRY_INVALID", message, checkpoints, {})
+
+
+def test_a_log_that_changes_its_origin_is_found(
+    fake: FakeApi, invoke: Invoke, signer: FakeSigner, checkpoints: Path
+) -> None:
+    verified_once(invoke, fake, checkpoints)
+    before = saved_files(checkpoints)
+    served = signer.checkpoint()
+    fake.ok("GET", CHECKPOINT_PATH, signer.checkpoint(origin="elsewhere.test/log"))
+    result = verify(invoke)
+    assert_failed(result, INCONSISTENT, "LOG_INCONSISTENT", None, checkpoints, before)
+    assert "now names itself 'elsewhere.test/log', not" in result.stderr
+    assert served["origin"] != "elsewhere.test/log"
+
+
 # --- could not check: exit 2 ------------------------------------------------------------------
 
 
@@ -421,6 +464,12 @@ def test_an_unreachable_service_is_exit_2(
         (ENTRIES_PATH, error(400, "VALIDATION_FAILED", "past"), "LOG_UNAVAILABLE", "HTTP 400"),
         (ENTRIES_PATH, envelope({"items": None}), "LOG_ANSWER_INVALID", "the answer has no"),
         (CHECKPOINT_PATH, envelope({"treeSize": -4}), "LOG_ANSWER_INVALID", "`origin` is not"),
+        (
+            CHECKPOINT_PATH,
+            httpx.Response(200, content=b"[" * 100_000 + b"]" * 100_000),
+            "LOG_UNAVAILABLE",
+            "BAD_RESPONSE",
+        ),
     ],
     ids=[
         "not-json",
@@ -430,6 +479,7 @@ def test_an_unreachable_service_is_exit_2(
         "entries-400",
         "no-page",
         "not-a-checkpoint",
+        "nested-past-the-stack",
     ],
 )
 def test_an_answer_that_cannot_be_checked_is_exit_2_and_stores_nothing(

@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from marketplace.app import create_app
 from marketplace.migrate import backfill_log
 from marketplace.models import LogHead, PluginVersion, ReviewStatus, Revocation
 from marketplace.trust.keyring import Keyring
+from tests.conftest import make_settings
 from tests.factories import Factory
 from tests.helpers import err, ok
 from tests.plugins.helpers import create_version, publish, review_plugin, review_version
@@ -72,7 +75,10 @@ async def test_the_backfill_appends_keys_then_past_decisions_oldest_first_once(
     before = (await checkpoint(client))["treeSize"]
     keyring: Keyring = app.state.keyring
 
-    appended = await backfill_log(app.state.write_sessionmaker, keyring)
+    try:
+        appended = await backfill_log(app.state.write_sessionmaker, keyring)
+    finally:  # the log outlives this test: never leave the next ones refused
+        await set_pending(sessionmaker, False)
 
     assert appended == 6
     assert await backfill_log(app.state.write_sessionmaker, keyring) == 0  # once
@@ -131,3 +137,14 @@ async def test_no_decision_is_recorded_while_the_backfill_waits(
     finally:
         await set_pending(sessionmaker, False)
     ok(await review_version(client, admin, version["id"], approved=True))
+
+
+async def test_the_service_starts_while_its_database_is_unreachable(tmp_path: Path) -> None:
+    """The backfill at start must not stop a service the schema gate keeps serving (503 on
+    the routes that need the database, /healthz answering)."""
+    app = create_app(make_settings("postgresql+asyncpg://nobody@127.0.0.1:1/none", tmp_path))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            assert (await http.get("/healthz")).status_code == 200
+            err(await http.get("/api/v1/log/checkpoint"), 503, "SERVICE_UNAVAILABLE")

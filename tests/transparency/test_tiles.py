@@ -124,6 +124,7 @@ async def test_the_signed_note_is_the_checkpoint_with_a_c2sp_signature_line(
         "entries/abc",
         "entries",
         "0/000/extra.p",
+        "0/x000/001",
     ],
 )
 async def test_malformed_or_absent_tiles_are_404(client: httpx.AsyncClient, path: str) -> None:

@@ -71,7 +71,7 @@ def unwrap(response: httpx.Response) -> Any:
     """The `data` of a success envelope, or the ApiError the response describes."""
     try:
         body: Any = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
         body = None
     status = response.status_code
     if response.is_success:
@@ -161,11 +161,16 @@ def retry_delay(response: httpx.Response) -> float | None:
     return seconds
 
 
-def _network_error(exc: httpx.TransportError, url: str, service: str | None) -> ApiError:
+def _network_error(exc: httpx.RequestError, url: str, service: str | None) -> ApiError:
     """`service`: the service's address when `url` is on it (None: a presigned download URL
-    on another host, such as object storage)."""
+    on another host, such as object storage). A body that cannot be decoded (a false
+    Content-Encoding) is an answer that could not be read, not a crash."""
     reason = str(exc) or type(exc).__name__
     details = {"url": url, "service": service}
+    if isinstance(exc, httpx.DecodingError):
+        return ApiError(
+            0, "BAD_RESPONSE", f"the answer of {url} cannot be decoded: {reason}", details
+        )
     return ApiError(0, "NETWORK_ERROR", f"cannot reach {url}: {reason}", details)
 
 
@@ -263,7 +268,7 @@ class ApiClient:
                 response = self._http.request(
                     method, path, params=params, json=json, data=data, files=files
                 )
-            except httpx.TransportError as exc:
+            except httpx.RequestError as exc:
                 raise _network_error(exc, self.backend, self.backend) from exc
             delay = retry_delay(response)
             if delay is None or attempt == self._rate_limit_retries:
@@ -333,7 +338,7 @@ class ApiClient:
                     digest.update(chunk)
                     sink.write(chunk)
                     on_progress(size)
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             on_service = target.startswith(self.backend + "/")
             raise _network_error(exc, target, self.backend if on_service else None) from exc
         return digest.hexdigest(), size

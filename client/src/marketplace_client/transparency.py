@@ -39,7 +39,7 @@ from marketplace_client.trust import (
     signature_valid,
     trusted_key,
 )
-from marketplace_rules.canonical import b64decode, b64encode
+from marketplace_rules.canonical import b64decode, b64encode, canonical_json
 from marketplace_rules.merkle import (
     HASH_SIZE,
     CompactRange,
@@ -316,6 +316,13 @@ def _seen(stored: Checkpoint) -> str:
 
 
 def check_not_shrunk(backend: str, stored: Checkpoint | None, new: Checkpoint) -> None:
+    """The same log as before (its origin), no smaller than it was."""
+    if stored is not None and new.origin != stored.origin:
+        raise TrustError(
+            "LOG_INCONSISTENT",
+            f"the log of {backend} now names itself {_shown(new.origin)}, not "
+            f"{_shown(stored.origin)} as in {_seen(stored)}",
+        )
     if stored is not None and new.tree_size < stored.tree_size:
         raise TrustError(
             "LOG_INCONSISTENT",
@@ -398,11 +405,15 @@ def parse_entry(data: bytes, index: int) -> dict[str, Any]:
         raise TrustError(
             "LOG_ENTRY_INVALID", f"log entry {index} does not have the contract's fields"
         )
+    # The bytes must be the one canonical spelling: duplicate keys, spaces or another number
+    # form would let two parsers read two different entries under one leaf hash.
+    if canonical_json(entry) != data:
+        raise TrustError("LOG_ENTRY_INVALID", f"log entry {index} is not canonical JSON")
     if not _same(entry["index"], index):
         raise TrustError(
             "LOG_ENTRY_INVALID", f"log entry {index} says it is entry {_shown(entry['index'])}"
         )
-    if entry["action"] not in ACTIONS:
+    if not isinstance(entry["action"], str) or entry["action"] not in ACTIONS:
         raise TrustError(
             "LOG_ENTRY_INVALID",
             f"log entry {index} has an unknown action {_shown(entry['action'])}",

@@ -146,6 +146,7 @@ def _log_key_changes(settings: Settings, path: Path) -> list[int] | None:
     service appends them before the new key signs anything."""
     import asyncio
 
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
     from marketplace.db import make_engine, make_sessionmaker
@@ -160,8 +161,9 @@ def _log_key_changes(settings: Settings, path: Path) -> list[int] | None:
         finally:
             await engine.dispose()
 
-    if settings.is_sqlite and not settings.database_url.endswith(":memory:"):
-        if not Path(settings.database_url.split("///", 1)[-1]).is_file():
+    database = make_url(settings.database_url).database
+    if settings.is_sqlite and database and database != ":memory:":
+        if not Path(database).is_file():
             return None  # no database yet: never create an empty one here
     try:
         return asyncio.run(append())

@@ -19,11 +19,17 @@ import anyio
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.models import ReviewStatus, Revocation
+from marketplace.models import LogHead, ReviewStatus, Revocation
 from marketplace.publishing.kinds import ItemKind
 from marketplace.publishing.log import approval_fields
 from marketplace.publishing.releases import release_record, signed
-from marketplace.transparency.log import append_key_changes, append_many, iso, locked_head
+from marketplace.transparency.log import (
+    HEAD_ID,
+    append_key_changes,
+    append_many,
+    iso,
+    locked_head,
+)
 from marketplace.trust.keyring import Keyring
 
 AnyKind = ItemKind[Any, Any]
@@ -47,7 +53,9 @@ async def _approvals(
     """Every version ever approved (taken-down ones too), and each version with its item."""
     versions = list(
         await session.scalars(
-            select(kind.version_model).where(kind.version_column("review_status").in_(DECIDED))
+            select(kind.version_model)
+            .where(kind.version_column("review_status").in_(DECIDED))
+            .with_for_update()
         )
     )
     parent = kind.parent.key
@@ -79,7 +87,7 @@ async def _takedowns(
     session: AsyncSession, kinds: dict[str, AnyKind], versions: dict[str, tuple[Any, Any]]
 ) -> list[PastDecision]:
     decisions: list[PastDecision] = []
-    for row in await session.scalars(select(Revocation)):
+    for row in await session.scalars(select(Revocation).with_for_update()):
         fields: dict[str, Any] = {
             "kind": row.kind,
             "key": row.key,
@@ -100,12 +108,13 @@ async def _takedowns(
 
 
 async def backfill(session: AsyncSession, keyring: Keyring, kinds: Sequence[AnyKind]) -> int:
-    """Append the history once (a no-op when it is done); how many entries it appended."""
-    head = await locked_head(session)
-    if not head.backfill_pending:
+    """Append the history once (a no-op when it is done); how many entries it appended.
+
+    The rows it completes (versions, revocations) are locked before the log's head, the
+    order every decision takes (item, version, then head): a decision meanwhile waits for
+    them or, holding the head, finds the backfill pending and gives up (503)."""
+    if not await session.scalar(select(LogHead.backfill_pending).where(LogHead.id == HEAD_ID)):
         return 0
-    keys = await anyio.to_thread.run_sync(keyring.keys)
-    appended = len(await append_key_changes(session, keys, head))
     decisions: list[PastDecision] = []
     versions: dict[str, tuple[Any, Any]] = {}
     for kind in kinds:
@@ -114,6 +123,12 @@ async def backfill(session: AsyncSession, keyring: Keyring, kinds: Sequence[AnyK
         versions |= of_kind
     decisions += await _takedowns(session, {kind.name: kind for kind in kinds}, versions)
     decisions.sort(key=lambda d: (d.at, d.order, d.tiebreak))
+    head = await locked_head(session)
+    if not head.backfill_pending:  # another process did it while this one waited
+        session.expunge_all()  # forget the records signed here (autoflush is off)
+        return 0
+    keys = await anyio.to_thread.run_sync(keyring.keys)
+    appended = len(await append_key_changes(session, keys, head))
     indexes = await append_many(
         session,
         [(d.action, d.subject, d.fields) for d in decisions],

@@ -10,6 +10,7 @@ logged) on their first download (`release_for_download`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -25,7 +26,7 @@ from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.log import log_approval, log_approval_once
 from marketplace.trust.keyring import Keyring
 from marketplace.trust.schemas import ReleaseRecord
-from marketplace_rules.canonical import b64encode, canonical_json
+from marketplace_rules.canonical import b64decode, b64encode, canonical_json
 
 # The record's keys, exactly (the client checks every one against the download info).
 RECORD_KEYS = ("kind", "key", "version", "distribution", "sha256", "size", "approvedAt")
@@ -132,7 +133,7 @@ async def release_for_download(
         )
         if stored is not None and "logIndex" in stored:
             return ReleaseRecord.model_validate(stored)
-        approved_at = version.approved_at or approval_time()
+        approved_at = version.approved_at or _record_time(stored) or approval_time()
         if stored is None:
             stored = await signed(
                 releases.keyring, release_record(kind, item, version, approved_at)
@@ -146,6 +147,17 @@ async def release_for_download(
             .execution_options(synchronize_session=False)
         )
     return ReleaseRecord.model_validate(completed)
+
+
+def _record_time(record: dict[str, Any] | None) -> datetime | None:
+    """The `approvedAt` a stored record signed, so the column never says another time."""
+    if record is None:
+        return None
+    try:
+        approved = json.loads(b64decode(record["payload"]))["approvedAt"]
+        return datetime.strptime(approved, APPROVED_AT_FORMAT).replace(tzinfo=UTC)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _stored_release(value: Any) -> dict[str, Any] | None:

@@ -25,17 +25,13 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.models import Revocation
+from marketplace.transparency.log import iso
 from marketplace.trust.keyring import Keyring
 from marketplace_rules.canonical import b64encode, canonical_json
 
 REISSUE_SECONDS = 3600
 # Clients poll the list; a minute bounds how long a shared cache may hide a new takedown.
 CACHE_CONTROL = "public, max-age=60"
-
-
-def iso(moment: datetime) -> str:
-    """UTC, `Z`-suffixed, as every timestamp of the API."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

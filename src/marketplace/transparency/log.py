@@ -166,21 +166,18 @@ def key_entries(
     keys: Iterable[SigningKey], logged: set[tuple[str, str]]
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """The key-add and key-retire entries the log lacks: additions by creation time, then
-    retirements by retirement time (a rotation adds its new key before it retires the old)."""
-    # Stable sorts: the keyring lists keys oldest first, which breaks ties of one second.
-    ordered = sorted(keys, key=lambda key: key.created_at)
+    retirements by retirement time (a rotation adds its new key before it retires the old).
+    The sorts are stable: the keyring lists keys oldest first, which breaks ties of a second."""
     added = [
         ("key-add", key.key_id, {"keyId": key.key_id, "at": iso(key.created_at)})
-        for key in ordered
+        for key in sorted(keys, key=lambda key: key.created_at)
         if ("key-add", key.key_id) not in logged
     ]
+    retirements = [(key, key.retired_at) for key in keys if key.retired_at is not None]
     retired = [
-        ("key-retire", key.key_id, {"keyId": key.key_id, "at": iso(key.retired_at)})
-        for key in sorted(
-            (key for key in ordered if key.retired_at is not None),
-            key=lambda key: key.retired_at or key.created_at,
-        )
-        if key.retired_at is not None and ("key-retire", key.key_id) not in logged
+        ("key-retire", key.key_id, {"keyId": key.key_id, "at": iso(at)})
+        for key, at in sorted(retirements, key=lambda pair: pair[1])
+        if ("key-retire", key.key_id) not in logged
     ]
     return added + retired
 

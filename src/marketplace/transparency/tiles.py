@@ -40,6 +40,8 @@ def parse_index(elements: list[str]) -> int:
         raise TileMissing
     if not all(_ELEMENT.fullmatch(element) for element in elements[:-1]):
         raise TileMissing
+    if len(elements) > 1 and elements[0] == "x000":  # one spelling per index: no leading zeros
+        raise TileMissing
     return int("".join(element.lstrip("x") for element in elements))
 
 

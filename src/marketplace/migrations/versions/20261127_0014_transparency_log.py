@@ -1,3 +1,4 @@
+# ruff: noqa: S608 - DDL assembled from constant fragments; no input reaches it
 """transparency log: entries, node hashes, the head row, immutability triggers (CONTRACT 15)
 
 A database that already holds decisions gets `backfill_pending`: the service appends its past
@@ -21,6 +22,12 @@ depends_on: str | Sequence[str] | None = None
 
 LOG_INTEGER = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 IMMUTABLE = ("log_entries", "log_nodes")
+# SQLite's INSERT OR REPLACE deletes the row it conflicts with without firing DELETE triggers:
+# an insert that would meet an existing row is refused before it can replace it.
+SQLITE_REPLACE_GUARDS = {
+    "log_entries": "log_index = NEW.log_index OR (action = NEW.action AND subject = NEW.subject)",
+    "log_nodes": "node_id = NEW.node_id",
+}
 PAST_DECISIONS = (
     "SELECT EXISTS (SELECT 1 FROM plugin_versions WHERE review_status IN ('approved', "
     "'taken_down')) OR EXISTS (SELECT 1 FROM scenario_versions WHERE review_status IN "
@@ -80,6 +87,11 @@ def upgrade() -> None:
                     f"CREATE TRIGGER {table}_refuse_{event.lower()} BEFORE {event} ON {table} "
                     f"BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END"
                 )
+            op.execute(
+                f"CREATE TRIGGER {table}_refuse_replace BEFORE INSERT ON {table} "
+                f"WHEN EXISTS (SELECT 1 FROM {table} WHERE {SQLITE_REPLACE_GUARDS[table]}) "
+                f"BEGIN SELECT RAISE(ABORT, '{table} are append-only'); END"
+            )
     else:
         op.execute(
             "CREATE FUNCTION marketplace_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ "
@@ -95,7 +107,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         for table in IMMUTABLE:
-            for event in ("update", "delete"):
+            for event in ("update", "delete", "replace"):
                 op.execute(f"DROP TRIGGER {table}_refuse_{event}")
     else:
         for table in IMMUTABLE:
