@@ -40,6 +40,8 @@ from marketplace_client.trust import (
     trusted_key,
 )
 from marketplace_rules.canonical import b64decode, b64encode, canonical_json
+from marketplace_rules.log_entries import ACTIONS as LOG_ACTIONS
+from marketplace_rules.log_entries import ENTRY_FIELDS as LOGGED_FIELDS
 from marketplace_rules.merkle import (
     HASH_SIZE,
     CompactRange,
@@ -62,10 +64,8 @@ MAX_TREE_SIZE = 2**63 - 1
 MAX_PROOF_HASHES = 64
 MAX_TEXT = 1024  # an origin, a keyId, a base64 signature: far shorter in practice
 MAX_SHOWN = 80  # how much of a value from an answer a message quotes
-ENTRY_FIELDS = frozenset(
-    {"index", "action", "kind", "key", "version", "distribution", "sha256", "size", "keyId", "at"}
-)
-ACTIONS = frozenset({"approve", "takedown", "key-add", "key-retire"})
+ENTRY_FIELDS = frozenset({"index", *LOGGED_FIELDS})
+ACTIONS = frozenset(LOG_ACTIONS)
 # The approval entry carries the release record's values under these names.
 RELEASE_IN_ENTRY = {
     "kind": "kind",

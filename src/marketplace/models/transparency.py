@@ -30,7 +30,6 @@ from marketplace.models.base import Base
 # SQLite makes an INTEGER PRIMARY KEY the row id (no second index); BIGINT elsewhere.
 LogInteger = BigInteger().with_variant(Integer(), "sqlite")
 
-LOG_ACTIONS = ("approve", "takedown", "key-add", "key-retire")
 NODE_LEVEL_SHIFT = 40  # room for 2**40 leaves per level
 
 

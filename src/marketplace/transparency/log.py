@@ -26,19 +26,9 @@ from marketplace.models import LogEntry, LogHead, LogNode
 from marketplace.models.transparency import NODE_LEVEL_SHIFT
 from marketplace.trust.keyring import SigningKey
 from marketplace_rules.canonical import canonical_json
+from marketplace_rules.log_entries import ENTRY_FIELDS
 from marketplace_rules.merkle import CompactRange, Subtree, leaf_hash
 
-ENTRY_FIELDS = (
-    "action",
-    "kind",
-    "key",
-    "version",
-    "distribution",
-    "sha256",
-    "size",
-    "keyId",
-    "at",
-)
 HEAD_ID = 1
 ENTRIES: Table = LogEntry.__table__  # type: ignore[assignment]
 NODES: Table = LogNode.__table__  # type: ignore[assignment]
