@@ -1,6 +1,8 @@
 """Decisions committing at once get consecutive log indexes, no gap and no duplicate, and the
-tree they build is the one an independent implementation computes (on PostgreSQL the
-approvals run on separate connections and meet at the head's row lock)."""
+tree they build is the one an independent implementation computes. The race is real on
+PostgreSQL (the approvals run on separate pooled connections and meet at the head's row
+lock); on SQLite `BEGIN IMMEDIATE` serialises them before they reach the log, so there the
+test shows the same outcome through the writer lock."""
 
 from __future__ import annotations
 
