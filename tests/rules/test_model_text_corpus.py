@@ -10,7 +10,9 @@ with their codes: what to tune the rules on (on the `tune` split, never on this 
 
 from __future__ import annotations
 
+import subprocess
 from functools import cache
+from pathlib import Path
 
 import pytest
 from bench.findings_corpus import Measure, corpus_or_skip, measure
@@ -60,3 +62,48 @@ def test_false_positive_rate_on_benign_texts() -> None:
     assert result.false_positive_rate <= FALSE_POSITIVE_RATE_MAX, (
         f"the false-positive rate must be at most {FALSE_POSITIVE_RATE_MAX}\n{result.report()}"
     )
+
+
+PASSAGE = 60  # characters, whitespace folded: longer than any stock phrase
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_no_tracked_file_holds_a_passage_of_the_corpus() -> None:
+    """The corpus is read from ../shared/data, never copied: no file git tracks (tests,
+    docs, the text model's vocabulary) holds 120 characters in a row of any of its texts.
+    Every 60-character window of the corpus is known; a file's windows are looked up every
+    60 characters, which any copied run of 120 or more contains."""
+    windows = {
+        folded[i : i + PASSAGE]
+        for text in corpus_or_skip().texts()
+        for folded in [_folded(text)]
+        for i in range(max(1, len(folded) - PASSAGE + 1))
+    }
+    root = Path(__file__).resolve().parents[2]
+    tracked = (
+        subprocess.run(
+            ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True, timeout=60
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    copied = []
+    for name in filter(None, tracked):
+        try:
+            content = _folded((root / name).read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue  # binary or gone from the work tree
+        found = next(
+            (
+                content[i : i + PASSAGE]
+                for i in range(0, len(content), PASSAGE)
+                if content[i : i + PASSAGE] in windows
+            ),
+            None,
+        )
+        if found is not None:
+            copied.append(f"{name}: {found!r}")
+    assert copied == [], "passages of the shared corpus in the repository:\n" + "\n".join(copied)
