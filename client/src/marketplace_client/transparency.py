@@ -36,6 +36,7 @@ from marketplace_client.trust import (
     KeyPins,
     Release,
     TrustError,
+    load_backends_file,
     signature_valid,
     trusted_key,
 )
@@ -256,15 +257,7 @@ class CheckpointStore:
         self.path = path if path is not None else config_dir() / CHECKPOINTS_FILE
 
     def _load(self) -> dict[str, Any]:
-        try:
-            document = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"backends": {}}
-        except (OSError, ValueError) as exc:
-            raise CliError("CONFIG_UNREADABLE", f"cannot read {self.path}: {exc}") from exc
-        if not isinstance(document, dict) or not isinstance(document.get("backends"), dict):
-            raise CliError("CONFIG_UNREADABLE", f"{self.path} is not a log checkpoints file")
-        return document
+        return load_backends_file(self.path, "log checkpoints")
 
     def get(self, backend: str) -> Checkpoint | None:
         """The stored checkpoint; a damaged one is an error, never silently a first use."""

@@ -57,6 +57,20 @@ class KeyListInvalid(TrustError):
 # --- pins -------------------------------------------------------------------------------
 
 
+def load_backends_file(path: Path, kind: str) -> dict[str, Any]:
+    """A client file of `{"backends": {url: ...}}` (pins, log checkpoints): empty when absent,
+    CONFIG_UNREADABLE when it cannot be read or is not such a file (never silently empty)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"backends": {}}
+    except (OSError, ValueError) as exc:
+        raise CliError("CONFIG_UNREADABLE", f"cannot read {path}: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("backends"), dict):
+        raise CliError("CONFIG_UNREADABLE", f"{path} is not a {kind} file")
+    return document
+
+
 class KeyPins:
     """`trusted-keys.json`: `{"backends": {url: {keyId: {publicKey, pinnedAt}}}}`."""
 
@@ -64,15 +78,7 @@ class KeyPins:
         self.path = path if path is not None else config_dir() / PINS_FILE
 
     def _load(self) -> dict[str, Any]:
-        try:
-            document = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"backends": {}}
-        except (OSError, ValueError) as exc:
-            raise CliError("CONFIG_UNREADABLE", f"cannot read {self.path}: {exc}") from exc
-        if not isinstance(document, dict) or not isinstance(document.get("backends"), dict):
-            raise CliError("CONFIG_UNREADABLE", f"{self.path} is not a trusted-keys file")
-        return document
+        return load_backends_file(self.path, "trusted-keys")
 
     def pinned(self, backend: str) -> dict[str, str]:
         """keyId → base64 public key, for one backend."""

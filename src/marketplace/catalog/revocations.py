@@ -37,7 +37,8 @@ def revocation_cache(app: FastAPI) -> RevocationCache:
     response_model=Envelope[SignedRecord],
     responses=NOT_MODIFIED,
     description="The signed revocation list: `payload` is the base64 of the canonical JSON "
-    "`{issuedAt, items: [{kind, key, version, sha256, reason, revokedAt}]}`, every plugin and "
+    "`{issuedAt, items: [{kind, key, version, sha256, reason, revokedAt, logIndex}]}` (logIndex: "
+    "the takedown's entry in the transparency log), every plugin and "
     "scenario version ever taken down, oldest first; `signature` is the Ed25519 signature of "
     "the payload bytes by the key `keyId` (GET /api/v1/keys). issuedAt is the start of the "
     "current hour, or the newest revocation's time when later. Cacheable: ETag, "
