@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import NullPool
 
 from marketplace.errors import AppError, DatabaseUnavailable
+from marketplace.kit.log_sql import register_sqlite_functions
 
 # Execution option that asks SQLite for BEGIN IMMEDIATE: a write transaction takes the
 # write lock up front, so two writers never deadlock upgrading shared locks.
@@ -39,6 +40,7 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        register_sqlite_functions(dbapi_conn)
 
     @event.listens_for(sync_engine, "begin")
     def _on_begin(conn: Any) -> None:

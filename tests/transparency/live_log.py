@@ -172,8 +172,8 @@ def append_only_off(connection: Connection) -> Iterator[None]:
                 "AND tbl_name IN ('log_entries', 'log_nodes')"
             )
         ).all()
-        # Refuse UPDATE, DELETE and a REPLACE-ing INSERT, on both tables.
-        assert len(triggers) == 6, triggers
+        # Refuse UPDATE, DELETE and a REPLACE-ing INSERT, on both tables; extend the tree.
+        assert len(triggers) == 7, triggers
         for name, _ in triggers:
             connection.execute(text(f'DROP TRIGGER "{name}"'))
         yield

@@ -25,12 +25,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from marketplace.kit.log_sql import NODE_LEVEL_SHIFT
 from marketplace.models.base import Base
 
 # SQLite makes an INTEGER PRIMARY KEY the row id (no second index); BIGINT elsewhere.
 LogInteger = BigInteger().with_variant(Integer(), "sqlite")
 
-NODE_LEVEL_SHIFT = 40  # room for 2**40 leaves per level
+__all__ = ["NODE_LEVEL_SHIFT", "LogEntry", "LogHead", "LogNode"]
 
 
 class LogEntry(Base):

@@ -21,6 +21,7 @@ from marketplace.transparency.log import (
     append_key_changes,
     existing_index,
     iso,
+    keys_known_logged,
     locked_head,
 )
 from marketplace.trust.keyring import Keyring
@@ -42,11 +43,13 @@ async def log_approval(
     session: AsyncSession, keyring: Keyring, version_id: str, release: dict[str, Any]
 ) -> int:
     """Append the approval of `version_id`, whose signed record is `release`; its index."""
-    head = await locked_head(session)
-    if head.backfill_pending:
-        raise LogNotReady()
-    await append_key_changes(session, keyring.loaded_keys(), head)
-    return await append(session, "approve", version_id, approval_fields(release), head=head)
+    keys = keyring.loaded_keys()
+    if not keys_known_logged(session, keys):
+        head = await locked_head(session)
+        if head.backfill_pending:
+            raise LogNotReady()
+        await append_key_changes(session, keys, head)
+    return await append(session, "approve", version_id, approval_fields(release))
 
 
 async def log_approval_once(
@@ -61,7 +64,7 @@ async def log_approval_once(
     if found is not None:
         return found
     await append_key_changes(session, keyring.loaded_keys(), head)
-    return await append(session, "approve", version_id, approval_fields(release), head=head)
+    return await append(session, "approve", version_id, approval_fields(release))
 
 
 async def log_takedown(

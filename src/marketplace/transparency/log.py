@@ -1,10 +1,14 @@
 """Appending to the transparency log, in the transaction of the decision it records.
 
-`append` locks the head row (PostgreSQL `SELECT ... FOR UPDATE`; on SQLite every write
-transaction already holds the writer lock), so two decisions committing at once get
-consecutive indexes and neither sees the other's half-written tree. It writes the entry, the
-perfect subtrees the new leaf completes (one on average) and the new head: a constant number
-of statements whatever the log's size.
+A decision appends with one statement: the database locks the head, writes the entry, the
+perfect subtrees the new leaf completes (one on average) and the new head (migration 0015:
+PostgreSQL's `marketplace_log_append`, SQLite's trigger on `log_entries`). Python sends the
+leaf as the bytes around its index, the one field the database fills in. Two decisions
+committing at once therefore get consecutive indexes (PostgreSQL's row lock; SQLite's writer
+lock), and neither sees the other's half-written tree.
+
+`append_many` (the backfill, key changes) computes the hashes here under `locked_head`, in a
+constant number of statements whatever the batch.
 
 Lock order: a decision locks its item row first and the head last, and nothing holds the head
 while it waits for another lock, so appending cannot deadlock with the review paths.
@@ -98,20 +102,44 @@ async def existing_index(session: AsyncSession, action: str, subject: str) -> in
     return index
 
 
+INDEX_MARKER = b'"index":0'
+
+
+def leaf_parts(action: str, fields: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """The leaf's bytes before and after its index's digits: the canonical JSON sorts `index`
+    among the fields, and a string value cannot hold the marker (its quotes are escaped)."""
+    leaf = canonical_json(entry_record(action, fields) | {"index": 0})
+    cut = leaf.index(INDEX_MARKER) + len(INDEX_MARKER) - 1
+    return leaf[:cut], leaf[cut + 1 :]
+
+
+_SQLITE_APPEND = text(
+    "INSERT INTO log_entries (log_index, action, subject, leaf) "
+    "SELECT size, :action, :subject, CAST(:prefix || size || :suffix AS BLOB) FROM log_head "
+    "WHERE id = 1 AND NOT backfill_pending RETURNING log_index"
+)
+_POSTGRES_APPEND = text("SELECT marketplace_log_append(:action, :subject, :prefix, :suffix)")
+
+
 async def append(
-    session: AsyncSession,
-    action: str,
-    subject: str,
-    fields: Mapping[str, Any],
-    *,
-    head: Head | None = None,
+    session: AsyncSession, action: str, subject: str, fields: Mapping[str, Any]
 ) -> int:
-    """Append one entry and return its index (`head`: already locked by the caller)."""
-    if head is None:
-        head = await locked_head(session)
-        if head.backfill_pending:
-            raise LogNotReady()
-    return (await append_many(session, [(action, subject, fields)], head))[0]
+    """Append one entry in one statement and return its index; LogNotReady while the
+    backfill is pending."""
+    prefix, suffix = leaf_parts(action, fields)
+    if session.get_bind().dialect.name == "postgresql":
+        params: dict[str, Any] = {"prefix": prefix, "suffix": suffix}
+        statement = _POSTGRES_APPEND
+    else:
+        # SQLite concatenates text: the UTF-8 leaf goes in as text and comes out as its bytes.
+        params = {"prefix": prefix.decode(), "suffix": suffix.decode()}
+        statement = _SQLITE_APPEND
+    index: int | None = await session.scalar(
+        statement, params | {"action": action, "subject": subject}
+    )
+    if index is None:
+        raise LogNotReady()
+    return index
 
 
 async def append_many(
@@ -122,8 +150,9 @@ async def append_many(
     backfilled: bool = False,
 ) -> list[int]:
     """Append entries in order under a locked `head`: the entries, the perfect subtrees they
-    complete and the new head, in one statement on PostgreSQL for a decision's few rows
-    (data-modifying CTEs: one round trip), in three otherwise."""
+    complete and the new head, in one statement on PostgreSQL for a few rows (data-modifying
+    CTEs: one round trip), in three otherwise. On SQLite the head moves first, so the
+    entries' rows are not the head's next index and its trigger leaves the tree to us."""
     compact = head.compact
     rows: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []
@@ -146,10 +175,10 @@ async def append_many(
             _one_statement_append(len(rows), len(nodes), backfilled), params | values
         )
     else:
+        await session.execute(new_head)
         if rows:
             await session.execute(insert(ENTRIES), rows)
             await session.execute(insert(NODES), nodes)
-        await session.execute(new_head)
     return [row["log_index"] for row in rows]
 
 
@@ -207,14 +236,23 @@ def key_events(keys: Iterable[SigningKey]) -> frozenset[tuple[str, str]]:
     return frozenset(events)
 
 
+def _database(session: AsyncSession) -> str:
+    return session.get_bind().engine.url.render_as_string(hide_password=True)
+
+
+def keys_known_logged(session: AsyncSession, keys: list[SigningKey]) -> bool:
+    """Whether this process has read every event of these keys committed in the log."""
+    return key_events(keys) <= _LOGGED_KEY_EVENTS.get(_database(session), frozenset())
+
+
 async def append_key_changes(
     session: AsyncSession, keys: list[SigningKey], head: Head
 ) -> list[int]:
     """Every key of the keyring added (and retired) in the log before it signs anything
     there. Free when this process already read them in the log; else one indexed read."""
-    database = session.get_bind().engine.url.render_as_string(hide_password=True)
-    if key_events(keys) <= _LOGGED_KEY_EVENTS.get(database, frozenset()):
+    if keys_known_logged(session, keys):
         return []
+    database = _database(session)
     logged = await logged_key_events(session)
     missing = key_entries(keys, logged)
     if not missing:
