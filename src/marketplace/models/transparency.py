@@ -9,7 +9,8 @@
   the root). Appenders lock it (`FOR UPDATE`; SQLite's writer lock), so indexes are
   consecutive.
 
-Triggers (migration 0014) refuse UPDATE and DELETE on entries and nodes on both databases.
+Triggers (migration 0014) refuse UPDATE and DELETE on entries and nodes on both databases;
+migration 0015 lets the database extend the tree when a decision inserts its entry.
 """
 
 from __future__ import annotations
