@@ -114,6 +114,13 @@ async def reset_database(engine: AsyncEngine) -> set[str]:
         return changed
     # BEGIN IMMEDIATE on SQLite: take the write lock up front, as the service's writers do.
     async with engine.execution_options(**{IMMEDIATE: True}).begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # The deletes below would move the generation at commit (migration 0016's
+            # deferred trigger), past the seed row written here: tell it this transaction
+            # already did. SQLite's triggers act at once, on the row deleted below.
+            await conn.execute(
+                text("SELECT set_config('marketplace.catalog_bumped', 'listing', true)")
+            )
         for table in TABLES_CHILDREN_FIRST:
             if table.name in changed:
                 await conn.execute(delete(table))

@@ -16,7 +16,6 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.auth.tokens import create_access_token
-from marketplace.catalog.cache import bump_catalog_generation
 from marketplace.models import (
     DeveloperProfile,
     Distribution,
@@ -168,8 +167,6 @@ class Factory:
         )
         async with self.sessions() as session:
             session.add(row)
-            await session.flush()
-            await bump_catalog_generation(session)
             await session.commit()
         return row
 
@@ -224,18 +221,16 @@ class Factory:
                 )
                 row.is_latest = True
             session.add(row)
-            await session.flush()
-            await bump_catalog_generation(session)
             await session.commit()
         if latest:
             plugin.latest_version = version
         return row
 
     async def update_plugin(self, plugin: Plugin, **values: Any) -> None:
-        """Change a plugin's columns (a review, a takedown, ...) and bump the generation."""
+        """Change a plugin's columns (a review, a takedown, ...); the database's triggers move
+        the catalogue generation."""
         async with self.sessions() as session:
             await session.execute(update(Plugin).where(Plugin.id == plugin.id).values(**values))
-            await bump_catalog_generation(session)
             await session.commit()
         for key, value in values.items():
             setattr(plugin, key, value)

@@ -28,7 +28,6 @@ from marketplace.auth.openapi import (
 )
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
-from marketplace.catalog import invalidation as catalog_invalidation
 from marketplace.catalog.endpoints import router as catalog_router
 from marketplace.catalog.http import install_purchase_states
 from marketplace.catalog.limits import router as limits_router
@@ -72,7 +71,6 @@ from marketplace.trust.keyring import Keyring
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    catalog_invalidation.install()
     inspection_ledger.install()
     configure_logging(json_logs=settings.log_json, level=settings.log_level)
     secret = settings.secret()

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
 
+import marketplace
 from marketplace.app import create_app, shutdown
 from marketplace.catalog.cache import (
     CachedBody,
     CatalogCache,
     Generation,
-    bump_catalog_generation,
     catalog_cache,
     read_generation,
 )
 from marketplace.config import Settings
+from marketplace.models import Plugin
+from tests.catalog.listing_changes import change_listing, count_a_download
 from tests.factories import Factory
 from tests.helpers import err, ok
 
@@ -169,7 +174,7 @@ async def test_generation_falls_back_to_the_session_when_the_reader_cannot_answe
             pass
 
     async with factory.sessions() as session:
-        await bump_catalog_generation(session)
+        await change_listing(session)
         await session.commit()
     async with factory.sessions() as session:
         expected = await read_generation(session)
@@ -218,7 +223,7 @@ async def test_totals_survive_an_install_but_not_a_listing_change(
     plugin = await factory.plugin()
     await client.get(f"{API}/browse")
     async with factory.sessions() as session:
-        await bump_catalog_generation(session, listing=False)
+        await count_a_download(session, plugin.id)
         await session.commit()
     statements.clear()
     await client.get(f"{API}/browse")
@@ -230,35 +235,92 @@ async def test_totals_survive_an_install_but_not_a_listing_change(
     assert [s for s in statements if "catalog_listing_counts" in s]
 
 
-async def test_bump_moves_both_numbers_by_default(factory: Factory) -> None:
+async def _numbers(factory: Factory) -> Generation:
     async with factory.sessions() as session:
-        before = await read_generation(session)
-        await bump_catalog_generation(session)
-        after = await read_generation(session)
+        return await read_generation(session)
+
+
+async def test_a_listing_change_moves_both_numbers_once_committed(factory: Factory) -> None:
+    before = await _numbers(factory)
+    async with factory.sessions() as session:
+        await change_listing(session)
         await session.commit()
-    assert after.generation == before.generation + 1
-    assert after.listing == before.listing + 1
+    after = await _numbers(factory)
+    assert (after.generation, after.listing) == (before.generation + 1, before.listing + 1)
 
 
-async def test_bump_for_counts_leaves_the_listing_number(factory: Factory) -> None:
+async def test_a_counters_change_leaves_the_listing_number(factory: Factory) -> None:
+    plugin = await factory.plugin()
+    before = await _numbers(factory)
     async with factory.sessions() as session:
-        await bump_catalog_generation(session)
-        before = await read_generation(session)
-        await bump_catalog_generation(session, listing=False)
-        after = await read_generation(session)
+        await count_a_download(session, plugin.id)
         await session.commit()
-    assert after.generation == before.generation + 1
-    assert after.listing == before.listing
+    after = await _numbers(factory)
+    assert (after.generation, after.listing) == (before.generation + 1, before.listing)
 
 
-async def test_bump_is_undone_with_its_transaction(factory: Factory) -> None:
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE plugins SET name = 'Renamed' WHERE id = :id",
+        "UPDATE plugins SET enabled = false WHERE id = :id",
+        "UPDATE plugin_versions SET changelog = 'new' WHERE plugin_id = :id",
+        "DELETE FROM plugin_versions WHERE plugin_id = :id",
+        "DELETE FROM plugins WHERE id = :id",
+    ],
+)
+async def test_any_writer_of_listed_data_moves_the_listing_number(
+    factory: Factory, statement: str
+) -> None:
+    """Raw SQL too: the database moves the numbers, not the code that wrote."""
+    plugin = await factory.plugin()
+    await factory.version(plugin)
+    before = await _numbers(factory)
     async with factory.sessions() as session:
-        before = await read_generation(session)
+        await session.execute(text(statement), {"id": plugin.id})
+        await session.commit()
+    after = await _numbers(factory)
+    assert after.generation > before.generation
+    assert after.listing > before.listing
+
+
+async def test_a_write_that_changes_nothing_moves_nothing(factory: Factory) -> None:
+    plugin = await factory.plugin()
+    before = await _numbers(factory)
     async with factory.sessions() as session:
-        await bump_catalog_generation(session)
+        await session.execute(
+            text("UPDATE plugins SET name = name, download_count = download_count WHERE id = :id"),
+            {"id": plugin.id},
+        )
+        await session.commit()
+    assert await _numbers(factory) == before
+
+
+async def test_a_transaction_of_many_changes_moves_the_generation_at_least_once(
+    factory: Factory, is_postgres: bool
+) -> None:
+    """PostgreSQL moves it once, at commit (after every row lock: one lock order); SQLite
+    moves it by each row, under its single writer lock."""
+    plugins = [await factory.plugin() for _ in range(3)]
+    before = await _numbers(factory)
+    async with factory.sessions() as session:
+        for plugin in plugins:
+            await count_a_download(session, plugin.id)
+        await change_listing(session)
+        await session.commit()
+    after = await _numbers(factory)
+    moved = (after.generation - before.generation, after.listing - before.listing)
+    assert moved == ((1, 1) if is_postgres else (4, 1))
+
+
+async def test_a_change_rolled_back_moves_nothing(factory: Factory) -> None:
+    plugin = await factory.plugin()
+    before = await _numbers(factory)
+    async with factory.sessions() as session:
+        await change_listing(session)
+        await count_a_download(session, plugin.id)
         await session.rollback()
-    async with factory.sessions() as session:
-        assert await read_generation(session) == before
+    assert await _numbers(factory) == before
 
 
 def test_cache_drops_entries_of_an_older_generation() -> None:
@@ -349,7 +411,24 @@ async def test_a_session_in_a_transaction_reads_the_generation_its_rows_belong_t
     async with app.state.sessionmaker() as session:
         await read_generation(session)  # the transaction (and on SQLite its snapshot) begins
         async with factory.sessions() as writer:
-            await bump_catalog_generation(writer)
+            await change_listing(writer)
             await writer.commit()
         own = await read_generation(session)  # what the session's own reads see
         assert await read_generation(session, cache.reader) == own
+
+
+def test_the_triggers_know_every_plugin_column() -> None:
+    """SQLite's triggers list the plugin columns whose change is a listing change: a column
+    added to the model must be added there too (a migration that recreates the triggers)."""
+    path = next(
+        (Path(marketplace.__file__).parent / "migrations" / "versions").glob(
+            "*_0016_catalog_changes_*.py"
+        )
+    )
+    spec = importlib.util.spec_from_file_location("migration_0016", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    listed = set(module.PLUGIN_LISTING_COLUMNS) | set(module.COUNTERS)
+    assert listed == set(Plugin.__table__.columns.keys())
+    assert not set(module.PLUGIN_LISTING_COLUMNS) & set(module.COUNTERS)

@@ -16,12 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.catalog import search_index as search_index_module
 from marketplace.catalog import service
-from marketplace.catalog.cache import GENERATION_SQL, bump_catalog_generation
+from marketplace.catalog.cache import GENERATION_SQL
 from marketplace.catalog.schemas import BrowseSort
 from marketplace.catalog.search_index import SearchIndex, search_index
 from marketplace.config import Settings
 from marketplace.kit.pagination import Page
 from marketplace.models import Plugin, PluginType
+from tests.catalog.listing_changes import change_listing
 from tests.factories import Factory
 from tests.helpers import ok
 
@@ -185,7 +186,6 @@ async def test_the_index_follows_every_write(
         assert total == 5  # the first still matches by its tag; one listed now
         assert pending.id in ids
         await session.execute(text("DELETE FROM plugins WHERE id = :id"), {"id": plugins[1].id})
-        await bump_catalog_generation(session)
         await session.commit()
     async with sessionmaker() as session:
         after = await _by_index(index, session, query, Page(1, 20))
@@ -334,30 +334,26 @@ async def test_concurrent_searches_and_writes_agree_with_sql(
 async def test_changes_are_noted_and_stamped_with_the_generation(
     factory: Factory, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    """Migration 0012's triggers: every plugin write is noted without a generation and the
-    statement that moves the generation stamps the transaction's notes with the new one."""
+    """Every plugin write, raw SQL included, is noted, and the generation move of its
+    transaction (migration 0016's triggers) stamps the note with the new number."""
     plugin = await factory.plugin()
     async with sessionmaker() as session:
         await session.execute(text("DELETE FROM plugin_search_changes"))
+        before = await _generation(session)
         await session.commit()
     async with sessionmaker() as session:
         await session.execute(
             text("UPDATE plugins SET download_count = 7 WHERE id = :id"), {"id": plugin.id}
         )
-        notes = (
-            await session.execute(text("SELECT plugin_id, generation FROM plugin_search_changes"))
-        ).all()
-        assert [tuple(n) for n in notes] == [(plugin.id, None)]
-        await bump_catalog_generation(session, listing=False)
-        generation = await _generation(session)
         await session.commit()
     async with sessionmaker() as session:
+        generation = await _generation(session)
         notes = (
             await session.execute(text("SELECT plugin_id, generation FROM plugin_search_changes"))
         ).all()
+        assert generation == before + 1
         assert [tuple(n) for n in notes] == [(plugin.id, generation)]
         await session.execute(text("DELETE FROM plugins WHERE id = :id"), {"id": plugin.id})
-        await bump_catalog_generation(session)
         await session.commit()
     async with sessionmaker() as session:
         stamped = (
@@ -384,7 +380,7 @@ async def test_old_notes_are_pruned(
             text("INSERT INTO plugin_search_changes (plugin_id, generation) VALUES (:id, 150000)"),
             {"id": plugin.id},
         )
-        await bump_catalog_generation(session)
+        await change_listing(session)
         await session.commit()
     async with sessionmaker() as session:
         kept = (
@@ -413,7 +409,6 @@ async def test_an_index_too_far_behind_is_rebuilt(
         await session.execute(
             text("UPDATE plugins SET enabled = false WHERE id = :id"), {"id": plugins[0].id}
         )
-        await bump_catalog_generation(session)
         await session.commit()
     async with sessionmaker() as session:
         generation = await _generation(session)

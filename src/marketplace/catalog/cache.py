@@ -1,10 +1,10 @@
 """The catalogue generation and the per-process cache of public reads validated against it.
 
 API processes stay stateless: a cached response is served only while the generation it was
-built at is still the one in the database, read once per request. Every write that changes
-what the public group shows moves the generation in its own transaction (catalog.invalidation
-for ORM writes, `bump_catalog_generation` for bulk ones), so the new generation becomes
-visible exactly when the change does, to every process at once.
+built at is still the one in the database, read once per request. The database itself moves
+the generation, by triggers on the listed tables (migration 0016), in the transaction of
+every change whatever wrote it, so the new generation becomes visible exactly when the
+change does, to every process at once. No Python code moves it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import FastAPI
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.util import greenlet_spawn
 
@@ -39,33 +37,6 @@ MAX_LOOKUPS = 4096
 class Generation:
     generation: int
     listing: int
-
-
-def bump_statement(dialect: str, *, listing: bool) -> Any:
-    """The one statement that moves the generation (an upsert: a database emptied by hand,
-    as the tests do, gets its row back). `listing=False` keeps cached totals."""
-    row = CatalogGeneration
-    values = {"id": 1, "generation": 1, "listing_generation": 1}
-    changes = {
-        "generation": row.generation + 1,
-        "listing_generation": row.listing_generation + (1 if listing else 0),
-    }
-    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    return insert(row).values(values).on_conflict_do_update(index_elements=[row.id], set_=changes)
-
-
-async def bump_catalog_generation(session: AsyncSession, *, listing: bool = True) -> None:
-    """Invalidate every cached public read, in the caller's transaction.
-
-    ORM writes never call this: the session hook (catalog.invalidation) bumps for them just
-    before they commit. It is for writes the hook cannot see: bulk UPDATE statements (the
-    download and rating counters, `listing=False`: they cannot move a plugin in or out of a
-    filter, so cached totals stay) and rows loaded outside the service (tests, imports).
-
-    It updates one row, held until commit: call it last, after any plugin row lock, so all
-    writers take the locks in one order (plugin, then generation) and never deadlock.
-    """
-    await session.execute(bump_statement(session.get_bind().dialect.name, listing=listing))
 
 
 GENERATION_SQL = "SELECT generation, listing_generation FROM catalog_generation WHERE id = 1"

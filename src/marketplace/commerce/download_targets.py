@@ -1,12 +1,13 @@
 """What download info reads before it answers (the plugin, the chosen version, its signed
 release record), cached per catalogue generation like the public reads.
 
-Every change to a plugin or a version moves the generation in its own transaction
-(catalog.invalidation), so a cached target is served only while nothing it holds can have
-changed. Only successes are cached: an unknown, unlisted or unapproved target takes the
-full path and its error every time. What depends on the caller (the purchase) is never
-cached. The plugin and version rows are expunged from the session that loaded them (its
-rollback must not expire them under other requests) and no code writes to them.
+Every change to a plugin or a version moves the generation in its own transaction (the
+database's triggers, migration 0016), so a cached target is served only while nothing it
+holds can have changed. Only successes are cached: an unknown, unlisted or unapproved
+target takes the full path and its error every time. What depends on the caller (the
+purchase) is never cached. The plugin and version rows are expunged from the session that
+loaded them (its rollback must not expire them under other requests) and no code writes to
+them.
 """
 
 from __future__ import annotations

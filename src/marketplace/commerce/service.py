@@ -8,7 +8,6 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.catalog.cache import bump_catalog_generation
 from marketplace.catalog.service import DEVELOPER_NAME, is_listed
 from marketplace.commerce.purchases import PAID
 from marketplace.errors import RatingNotAllowed, VersionNotApproved, VersionNotFound
@@ -93,7 +92,6 @@ async def report_install(
                 # Counts are not edits: updated_at (the "updated" sort) stays.
                 .values(download_count=Plugin.download_count + 1, updated_at=Plugin.updated_at)
             )
-            await bump_catalog_generation(session, listing=False)
             return record, True
     record.version = version.version
     record.installed_at = now
@@ -186,5 +184,4 @@ async def rate(
             .returning(Plugin.rating_sum, Plugin.rating_count)
         )
     ).one()
-    await bump_catalog_generation(session, listing=False)
     return RatingResult(rating, created, int(totals[0]), int(totals[1]))
