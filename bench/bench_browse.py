@@ -255,8 +255,9 @@ def seed_sqlite(path: Path, size: int, keyring_file: Path) -> Catalogue:
                 _insert_sql("plugin_versions", VERSION_COLUMNS),
                 ([_sqlite_value(v) for v in row] for row in catalogue.versions),
             )
-            # Every process indexes the catalogue when it starts: the notes of a bulk load
-            # (migration 0012) would only be stamped, in one go, by the first write.
+            # Every process indexes the catalogue when it starts: the bulk load's notes
+            # (migrations 0012 and 0016, one per row, each stamped by its row's move of the
+            # generation) are not needed.
             conn.execute("DELETE FROM plugin_search_changes")
         # The triggers of migration 0002 must have filled the search tables.
         counted = conn.execute("SELECT sum(listed) FROM catalog_listing_counts").fetchone()[0]
@@ -311,8 +312,11 @@ async def seed_postgres(dsn: str, size: int, keyring_file: Path) -> Catalogue:
             # a million updates of ~150 count rows in one transaction leave a chain of dead
             # versions each update walks: the 1,000,000 load did not end in 25 minutes.
             await conn.execute("ALTER TABLE plugins DISABLE TRIGGER plugins_listing_counts")
-            # No change notes for the search index either (migration 0012; see seed_sqlite).
+            # No change notes for the search index either (migration 0012; see seed_sqlite),
+            # and no deferred generation move per row (migration 0016): one move at the end.
             await conn.execute("ALTER TABLE plugins DISABLE TRIGGER plugins_search_changes")
+            for table in ("plugins", "plugin_versions"):
+                await conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_catalog_changed")
             await conn.copy_records_to_table(
                 "plugins", records=[pg(r) for r in catalogue.plugins], columns=PLUGIN_COLUMNS
             )
@@ -323,6 +327,12 @@ async def seed_postgres(dsn: str, size: int, keyring_file: Path) -> Catalogue:
                 "plugin_versions",
                 records=[pg(r) for r in catalogue.versions],
                 columns=VERSION_COLUMNS,
+            )
+            for table in ("plugins", "plugin_versions"):
+                await conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER {table}_catalog_changed")
+            await conn.execute(
+                "UPDATE catalog_generation SET generation = generation + 1, "
+                "listing_generation = listing_generation + 1 WHERE id = 1"
             )
         await conn.execute("ANALYZE plugins")
         await conn.execute("ANALYZE plugin_versions")

@@ -117,7 +117,7 @@ async def reset_database(engine: AsyncEngine) -> set[str]:
         if conn.dialect.name == "postgresql":
             # The deletes below would move the generation at commit (migration 0016's
             # deferred trigger), past the seed row written here: tell it this transaction
-            # already did. SQLite's triggers act at once, on the row deleted below.
+            # already did. SQLite's triggers act at once: the seed row is written last.
             await conn.execute(
                 text("SELECT set_config('marketplace.catalog_bumped', 'listing', true)")
             )
@@ -127,6 +127,9 @@ async def reset_database(engine: AsyncEngine) -> set[str]:
         if CATEGORIES.name in changed:
             await conn.execute(insert(CATEGORIES), SEED_CATEGORY_ROWS)
         if GENERATION.name in changed:
+            # Last: the category rows written back just now moved the generation (SQLite's
+            # triggers act at once, and write the row back if it is missing).
+            await conn.execute(delete(GENERATION))
             await conn.execute(insert(GENERATION), [SEED_GENERATION_ROW])
         if "plugins" in changed:
             # The search index's change notes (migration 0012), made by the deletes above.

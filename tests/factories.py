@@ -102,8 +102,8 @@ class Factory:
         return await self.user(Role.SUPER_ADMIN)
 
     # ---------------------------------------------------------------- catalogue
-    # Rows go straight into the database, and each write bumps the catalogue generation
-    # in its transaction, as the service's own writes must.
+    # Rows go straight into the database; its triggers move the catalogue generation in
+    # the same transaction, as they do for the service's own writes (migration 0016).
 
     async def plugin(
         self,

@@ -6,9 +6,10 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-# A seeded category rewritten as it is: a change to listed data all the same.
+# A seeded category moved one place down (the test database's reset puts it back).
 _TOUCH_A_CATEGORY = text(
-    "UPDATE categories SET sort_order = sort_order WHERE key = (SELECT min(key) FROM categories)"
+    "UPDATE categories SET sort_order = sort_order + 1 "
+    "WHERE key = (SELECT min(key) FROM categories)"
 )
 
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-import marketplace
 from marketplace.app import create_app, shutdown
 from marketplace.catalog.cache import (
     CachedBody,
@@ -21,7 +19,6 @@ from marketplace.catalog.cache import (
     read_generation,
 )
 from marketplace.config import Settings
-from marketplace.models import Plugin
 from tests.catalog.listing_changes import change_listing, count_a_download
 from tests.factories import Factory
 from tests.helpers import err, ok
@@ -417,18 +414,41 @@ async def test_a_session_in_a_transaction_reads_the_generation_its_rows_belong_t
         assert await read_generation(session, cache.reader) == own
 
 
-def test_the_triggers_know_every_plugin_column() -> None:
-    """SQLite's triggers list the plugin columns whose change is a listing change: a column
-    added to the model must be added there too (a migration that recreates the triggers)."""
-    path = next(
-        (Path(marketplace.__file__).parent / "migrations" / "versions").glob(
-            "*_0016_catalog_changes_*.py"
+WATCHED_TABLES = {
+    "plugins",
+    "plugin_versions",
+    "categories",
+    "ratings",
+    "developer_profiles",
+    "users",
+}
+
+
+async def test_the_triggers_watch_every_table_and_plugin_column(
+    sessionmaker: async_sessionmaker[AsyncSession], is_postgres: bool
+) -> None:
+    """The triggers as installed (a migration that rebuilds a table on SQLite drops its
+    triggers): on SQLite, the plugin UPDATE trigger names every column of the table, so a
+    column added later cannot change a plugin unseen."""
+    async with sessionmaker() as session:
+        if is_postgres:
+            rows = await session.execute(
+                text(
+                    "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                    "WHERE t.tgname = c.relname || '_catalog_changed'"
+                )
+            )
+            assert {name for (name,) in rows} == WATCHED_TABLES
+            return
+        triggers = dict(
+            (
+                await session.execute(
+                    text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+                )
+            ).all()
         )
-    )
-    spec = importlib.util.spec_from_file_location("migration_0016", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    listed = set(module.PLUGIN_LISTING_COLUMNS) | set(module.COUNTERS)
-    assert listed == set(Plugin.__table__.columns.keys())
-    assert not set(module.PLUGIN_LISTING_COLUMNS) & set(module.COUNTERS)
+        columns = [row[1] for row in await session.execute(text("PRAGMA table_info(plugins)"))]
+    watched = {name.rsplit("_changed_", 1)[0] for name in triggers if "_changed_" in name}
+    assert watched == WATCHED_TABLES
+    update = triggers["plugins_changed_update"]
+    assert columns and all(f"OLD.{column} IS NOT NEW.{column}" in update for column in columns)

@@ -216,3 +216,46 @@ async def test_concurrent_ratings_of_one_user_keep_one_rating(
     assert len(rows) == 1
     # Whichever update committed last, the aggregate holds exactly that one score.
     assert await aggregates(sessionmaker, plugin.id) == (rows[0].score, 1)
+
+
+async def test_a_new_comment_with_the_same_score_reaches_the_cached_reviews(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """The plugin's counters do not change, the rating row does: its trigger moves the
+    catalogue generation (migration 0016), so the cached page is not served again."""
+    plugin = await factory.plugin()
+    user = await installed_user(factory, plugin)
+    ok(await rate(client, user, plugin.id, score=3, comment="old"), 201)
+    first = ok(await client.get(f"{API}/reviews/{plugin.id}"))
+    assert [item["comment"] for item in first["items"]] == ["old"]
+
+    ok(await rate(client, user, plugin.id, score=3, comment="new"), 200)
+
+    again = ok(await client.get(f"{API}/reviews/{plugin.id}"))
+    assert [item["comment"] for item in again["items"]] == ["new"]
+
+
+async def test_a_developer_renamed_is_shown_renamed_on_cached_pages(
+    client: httpx.AsyncClient, factory: Factory, sessionmaker
+) -> None:
+    from sqlalchemy import text
+
+    plugin = await factory.plugin()
+    before = ok(await client.get(f"{API}/detail/{plugin.id}"))
+    async with sessionmaker() as session:
+        await session.execute(
+            text("UPDATE users SET name = 'Renamed Developer' WHERE id = :id"),
+            {"id": plugin.owner_id},
+        )
+        await session.execute(
+            text(
+                "UPDATE developer_profiles SET display_name = 'Renamed Developer' "
+                "WHERE user_id = :id"
+            ),
+            {"id": plugin.owner_id},
+        )
+        await session.commit()
+
+    after = ok(await client.get(f"{API}/detail/{plugin.id}"))
+    assert before["developer"]["name"] != "Renamed Developer"
+    assert after["developer"]["name"] == "Renamed Developer"

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 from sqlalchemy import Connection, text
 
-from marketplace.transparency.log import node_id
+from marketplace.kit.log_sql import node_id
 from marketplace.trust.keyring import KEYRING_FILE, Keyring, SigningKey
 from marketplace_rules.canonical import b64decode, b64encode, canonical_json
 from marketplace_rules.merkle import (

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from marketplace.kit.log_sql import node_id
 from marketplace.transparency.log import (
     LogNotReady,
     append,
@@ -18,7 +19,6 @@ from marketplace.transparency.log import (
     entry_record,
     leaf_parts,
     locked_head,
-    node_id,
 )
 from marketplace_rules.canonical import canonical_json
 from marketplace_rules.merkle import CompactRange, leaf_hash

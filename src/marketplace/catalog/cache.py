@@ -172,7 +172,7 @@ async def read_generation(
             )
         )
     ).first()
-    if row is None:  # only before the first bump of a database emptied by hand (tests)
+    if row is None:  # only until the first change after the row was deleted by hand
         return Generation(0, 0)
     return Generation(int(row[0]), int(row[1]))
 

@@ -13,17 +13,21 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from marketplace_rules.merkle import CompactRange, leaf_hash
+from marketplace_rules.merkle import CompactRange, Subtree, leaf_hash
 
 NODE_LEVEL_SHIFT = 40  # a node's id is (level << 40) | index: room for 2**40 leaves a level
+
+
+def node_id(subtree: Subtree) -> int:
+    """The one integer a stored node is kept under."""
+    level, index = subtree
+    return level << NODE_LEVEL_SHIFT | index
 
 
 def log_completed_nodes(size: int, compact: bytes, leaf: bytes) -> str:
     """JSON `[[node_id, hex hash], ...]`: the perfect subtrees the leaf completes."""
     completed = CompactRange.from_bytes(size, compact).append(leaf_hash(leaf))
-    return json.dumps(
-        [[level << NODE_LEVEL_SHIFT | index, hash_.hex()] for (level, index), hash_ in completed]
-    )
+    return json.dumps([[node_id(subtree), hash_.hex()] for subtree, hash_ in completed])
 
 
 def log_compact_after(size: int, compact: bytes, leaf: bytes) -> bytes:

@@ -26,12 +26,12 @@ from sqlalchemy import Table, TextClause, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import ServiceUnavailable
+from marketplace.kit.log_sql import node_id
 from marketplace.models import LogEntry, LogHead, LogNode
-from marketplace.models.transparency import NODE_LEVEL_SHIFT
 from marketplace.trust.keyring import SigningKey
 from marketplace_rules.canonical import canonical_json
 from marketplace_rules.log_entries import ENTRY_FIELDS
-from marketplace_rules.merkle import CompactRange, Subtree, leaf_hash
+from marketplace_rules.merkle import CompactRange, leaf_hash
 
 HEAD_ID = 1
 ENTRIES: Table = LogEntry.__table__  # type: ignore[assignment]
@@ -53,11 +53,6 @@ class LogNotReady(ServiceUnavailable):
     message = "The transparency log is being prepared; retry shortly"
 
 
-def node_id(subtree: Subtree) -> int:
-    level, index = subtree
-    return level << NODE_LEVEL_SHIFT | index
-
-
 def iso(moment: datetime) -> str:
     """UTC with a `Z`, as every timestamp of the API (and of the revocation list)."""
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -65,7 +60,8 @@ def iso(moment: datetime) -> str:
 
 @dataclass(frozen=True)
 class Head:
-    """The locked head; `compact` grows as this transaction appends."""
+    """The locked head; `compact` grows as `append_many` appends under it. `append` (one
+    statement) moves the head in the database only: read the head again after it."""
 
     compact: CompactRange
     backfill_pending: bool

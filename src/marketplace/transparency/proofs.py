@@ -13,8 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import InternalError
+from marketplace.kit.log_sql import node_id
 from marketplace.models import LogEntry, LogHead, LogNode
-from marketplace.transparency.log import HEAD_ID, node_id
+from marketplace.transparency.log import HEAD_ID
 from marketplace_rules.merkle import (
     CompactRange,
     Range,
