@@ -26,7 +26,12 @@ from marketplace.models import ReviewStatus
 from marketplace.plugins import service, uploads
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
 from marketplace.plugins.kind import PLUGINS
-from marketplace.plugins.lookup import OwnedPlugin, OwnedPluginForUpload, OwnedPluginForWrite
+from marketplace.plugins.lookup import (
+    OwnedPlugin,
+    OwnedPluginForUpload,
+    OwnedPluginForWrite,
+    owned_plugin_for_write,
+)
 from marketplace.plugins.schemas import (
     CreateVersionIn,
     DeveloperPluginDetail,
@@ -50,7 +55,12 @@ router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugin
 
 add_developer_list(router, PLUGINS, path="", list_model=DeveloperPluginList, item_out=plugin_out)
 add_developer_takedown(
-    router, PLUGINS, param="plugin_id", version_model=VersionOut, version_out=version_out
+    router,
+    PLUGINS,
+    param="plugin_id",
+    owned=owned_plugin_for_write,
+    version_model=VersionOut,
+    version_out=version_out,
 )
 
 

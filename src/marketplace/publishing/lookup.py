@@ -1,22 +1,20 @@
 """Finding items and versions, and the ownership rule, once for every kind.
 
 The dependencies state the order of checks (CONTRACT 1): token → role → verified → 404 →
-not owned, by construction, so no route can forget one. Each kind declares its aliases:
-`OwnedPlugin = Annotated[Plugin, Depends(owned_for_read(PLUGINS, "plugin_id"))]`.
+not owned, by construction, so no route can forget one. Each kind declares them as plain
+functions named for its path parameter (`plugins.lookup.owned_plugin(plugin_id, caller,
+session)`), which call `owned_item` and its siblings here.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.auth import pat
-from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
-from marketplace.db import DbSession
 from marketplace.errors import Forbidden, InvalidState
 from marketplace.kit.error_codes import declare
 from marketplace.kit.sql import is_row_id
@@ -85,68 +83,37 @@ def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
     return item
 
 
-ItemDependency = Callable[..., Awaitable[Any]]
+async def owned_item(
+    kind: Kind[ItemT, VersionT], ref: str, user: User, session: AsyncSession
+) -> ItemT:
+    """A developer's own item, to read (any developer may; writes need a verified identity)."""
+    return check_owner(kind, await find_item(session, kind, ref), user)
 
 
-Loader = Callable[[str, User, AsyncSession, pat.TokenGrant | None], Awaitable[Any]]
-
-
-def _dependency(param: str, caller: Any, load: Loader) -> ItemDependency:
-    """A FastAPI dependency taking the path parameter `param` (the kind's name for it, e.g.
-    `plugin_id`), the caller (`caller` is its dependency alias), the request session and
-    the request's publishing token grant (None: no token)."""
-
-    async def dependency(**values: Any) -> Any:
-        return await load(values[param], values["caller"], values["session"], values["grant"])
-
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter(param, keyword, annotation=str),
-            inspect.Parameter("caller", keyword, annotation=caller),
-            inspect.Parameter("session", keyword, annotation=DbSession),
-            inspect.Parameter("grant", keyword, annotation=TokenGrant),
-        ]
-    )
-    return dependency
-
-
-def owned_for_read(kind: Kind[ItemT, VersionT], param: str) -> ItemDependency:
-    """A developer's own item (any developer may read; writes need a verified identity)."""
-
-    async def load(ref: str, user: User, session: AsyncSession, _grant: Any) -> ItemT:
-        return check_owner(kind, await find_item(session, kind, ref), user)
-
-    dependency = _dependency(param, Developer, load)
-    declare(dependency, [kind.not_found(), kind.not_owned()])
-    return dependency
-
-
-def owned_for_write(
-    kind: Kind[ItemT, VersionT], param: str, *, lock: bool = True
-) -> ItemDependency:
+async def owned_item_for_write(
+    kind: Kind[ItemT, VersionT],
+    ref: str,
+    user: User,
+    session: AsyncSession,
+    grant: pat.TokenGrant | None,
+    *,
+    lock: bool = True,
+) -> ItemT:
     """A verified developer's own item, locked for the write (`lock=False` for a streamed
     upload, whose write transaction takes the lock after the body arrived)."""
-
-    async def load(
-        ref: str, user: User, session: AsyncSession, grant: pat.TokenGrant | None
-    ) -> ItemT:
-        item = check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
-        # After ownership (CONTRACT 1's order): a token limited to some pluginKeys.
-        pat.check_plugin(grant, kind.token_key(item))
-        return item
-
-    dependency = _dependency(param, VerifiedDeveloper, load)
-    declare(dependency, [kind.not_found(), kind.not_owned(), Forbidden])
-    return dependency
+    item = check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
+    # After ownership (CONTRACT 1's order): a token limited to some pluginKeys.
+    pat.check_plugin(grant, kind.token_key(item))
+    return item
 
 
-def for_admin(kind: Kind[ItemT, VersionT], param: str, *, lock: bool = False) -> ItemDependency:
-    """Any item, for an administrator; locked when the route writes it."""
+def declare_owned(
+    dependency: Callable[..., Any], kind: Kind[ItemT, VersionT], *, write: bool
+) -> None:
+    """The errors an ownership dependency of `kind` answers, for the OpenAPI document."""
+    errors: list[Any] = [kind.not_found(), kind.not_owned()]
+    declare(dependency, [*errors, Forbidden] if write else errors)
 
-    async def load(ref: str, _admin: User, session: AsyncSession, _grant: Any) -> ItemT:
-        return await find_item(session, kind, ref, lock=lock)
 
-    dependency = _dependency(param, Admin, load)
+def declare_admin(dependency: Callable[..., Any], kind: Kind[ItemT, VersionT]) -> None:
     declare(dependency, [kind.not_found()])
-    return dependency

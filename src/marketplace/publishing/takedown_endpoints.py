@@ -21,7 +21,7 @@ from marketplace.kit.error_codes import raises
 from marketplace.kit.schemas import Envelope, InputModel, RequiredText
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
-from marketplace.publishing.lookup import find_version, locked_version_with_item, owned_for_write
+from marketplace.publishing.lookup import find_version, locked_version_with_item
 from marketplace.publishing.takedown import REASON_MAX_CHARS, take_down_version
 
 
@@ -81,12 +81,13 @@ def add_developer_takedown(
     kind: ItemKind[ItemT, VersionT],
     *,
     param: str,
+    owned: Callable[..., Any],
     version_model: Any,
     version_out: Callable[[VersionT], Any],
 ) -> None:
     """POST /{param}/versions/{version_id}/takedown on the kind's developer router: the
-    owner's own version (another developer's item is the kind's *_NOT_OWNED)."""
-    owned = owned_for_write(kind, param)
+    owner's own version (another developer's item is the kind's *_NOT_OWNED). `owned` is
+    the kind's ownership dependency for a write, whose path parameter is `param`."""
 
     @raises(kind.version_not_found(), InvalidState)
     async def owned_version(

@@ -37,6 +37,7 @@ from marketplace.scenarios.lookup import (
     OwnedScenario,
     OwnedScenarioForUpload,
     OwnedScenarioForWrite,
+    owned_scenario_for_write,
 )
 from marketplace.scenarios.routing import ScenarioRoute
 from marketplace.scenarios.schemas import (
@@ -111,6 +112,7 @@ add_developer_takedown(
     router,
     SCENARIOS,
     param="scenario_id",
+    owned=owned_scenario_for_write,
     version_model=ScenarioVersionOut,
     version_out=version_out,
 )

@@ -1,4 +1,5 @@
-"""The scenario dependencies: ownership and the order of checks live in the core's lookup."""
+"""The scenario dependencies: ownership and the order of checks live in the core's lookup;
+these name the path parameter (`scenario_id`) and the caller each route needs."""
 
 from __future__ import annotations
 
@@ -6,14 +7,46 @@ from typing import Annotated
 
 from fastapi import Depends
 
+from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
+from marketplace.db import DbSession
 from marketplace.models import Scenario
-from marketplace.publishing.lookup import for_admin, owned_for_read, owned_for_write
+from marketplace.publishing.lookup import (
+    declare_admin,
+    declare_owned,
+    find_item,
+    owned_item,
+    owned_item_for_write,
+)
 from marketplace.scenarios.kind import SCENARIOS
 
-PARAM = "scenario_id"
 
-OwnedScenario = Annotated[Scenario, Depends(owned_for_read(SCENARIOS, PARAM))]
-OwnedScenarioForWrite = Annotated[Scenario, Depends(owned_for_write(SCENARIOS, PARAM))]
-# Streamed uploads: checked without a lock; the upload's own transaction locks the row.
-OwnedScenarioForUpload = Annotated[Scenario, Depends(owned_for_write(SCENARIOS, PARAM, lock=False))]
-AdminScenario = Annotated[Scenario, Depends(for_admin(SCENARIOS, PARAM))]
+async def owned_scenario(scenario_id: str, caller: Developer, session: DbSession) -> Scenario:
+    return await owned_item(SCENARIOS, scenario_id, caller, session)
+
+
+async def owned_scenario_for_write(
+    scenario_id: str, caller: VerifiedDeveloper, session: DbSession, grant: TokenGrant
+) -> Scenario:
+    return await owned_item_for_write(SCENARIOS, scenario_id, caller, session, grant)
+
+
+async def owned_scenario_for_upload(
+    scenario_id: str, caller: VerifiedDeveloper, session: DbSession, grant: TokenGrant
+) -> Scenario:
+    """Checked without a lock: the upload's own transaction locks the row."""
+    return await owned_item_for_write(SCENARIOS, scenario_id, caller, session, grant, lock=False)
+
+
+async def admin_scenario(scenario_id: str, _admin: Admin, session: DbSession) -> Scenario:
+    return await find_item(session, SCENARIOS, scenario_id)
+
+
+declare_owned(owned_scenario, SCENARIOS, write=False)
+for _write in (owned_scenario_for_write, owned_scenario_for_upload):
+    declare_owned(_write, SCENARIOS, write=True)
+declare_admin(admin_scenario, SCENARIOS)
+
+OwnedScenario = Annotated[Scenario, Depends(owned_scenario)]
+OwnedScenarioForWrite = Annotated[Scenario, Depends(owned_scenario_for_write)]
+OwnedScenarioForUpload = Annotated[Scenario, Depends(owned_scenario_for_upload)]
+AdminScenario = Annotated[Scenario, Depends(admin_scenario)]
