@@ -16,13 +16,12 @@ while it waits for another lock, so appending cannot deadlock with the review pa
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table, TextClause, insert, select, text, update
+from sqlalchemy import Table, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.errors import ServiceUnavailable
@@ -37,8 +36,6 @@ HEAD_ID = 1
 ENTRIES: Table = LogEntry.__table__  # type: ignore[assignment]
 NODES: Table = LogNode.__table__  # type: ignore[assignment]
 HEAD: Table = LogHead.__table__  # type: ignore[assignment]
-# A decision appends one entry (a few with its key's entries): written in one statement.
-ONE_STATEMENT_ROWS = 16
 # This process's memory, per database, of the key events it has read committed in the log:
 # entries are never removed, so a key once logged stays logged, and a decision signed by a
 # known key skips the query (`append_key_changes`).
@@ -145,10 +142,10 @@ async def append_many(
     *,
     backfilled: bool = False,
 ) -> list[int]:
-    """Append entries in order under a locked `head`: the entries, the perfect subtrees they
-    complete and the new head, in one statement on PostgreSQL for a few rows (data-modifying
-    CTEs: one round trip), in three otherwise. On SQLite the head moves first, so the
-    entries' rows are not the head's next index and its trigger leaves the tree to us."""
+    """Append entries in order under a locked `head`: the new head, the entries and the
+    perfect subtrees they complete, three statements whatever the batch (the backfill, key
+    changes; a decision uses `append`). The head moves first, so on SQLite the entries'
+    rows are not the head's next index and its trigger leaves the tree to us."""
     compact = head.compact
     rows: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []
@@ -164,17 +161,10 @@ async def append_many(
     if backfilled:
         values["backfill_pending"] = False
     new_head = update(HEAD).where(HEAD.c.id == HEAD_ID).values(**values)
-    if rows and len(rows) <= ONE_STATEMENT_ROWS and session.get_bind().dialect.name == "postgresql":
-        params = {f"{name}{i}": row[name] for i, row in enumerate(rows) for name in row}
-        params |= {f"{name}{i}": node[name] for i, node in enumerate(nodes) for name in node}
-        await session.execute(
-            _one_statement_append(len(rows), len(nodes), backfilled), params | values
-        )
-    else:
-        await session.execute(new_head)
-        if rows:
-            await session.execute(insert(ENTRIES), rows)
-            await session.execute(insert(NODES), nodes)
+    await session.execute(new_head)
+    if rows:
+        await session.execute(insert(ENTRIES), rows)
+        await session.execute(insert(NODES), nodes)
     return [row["log_index"] for row in rows]
 
 
@@ -205,24 +195,6 @@ async def logged_key_events(session: AsyncSession) -> set[tuple[str, str]]:
         )
     )
     return {(action, subject) for action, subject in rows}
-
-
-@functools.cache
-def _one_statement_append(rows: int, nodes: int, backfilled: bool) -> TextClause:
-    """PostgreSQL: entries, nodes and head in one statement (data-modifying CTEs), as text
-    built once per shape: SQLAlchemy does not cache the compilation of a multi-row VALUES
-    CTE, which cost more than the round trip it saves."""
-    entries = ", ".join(f"(:log_index{i}, :action{i}, :subject{i}, :leaf{i})" for i in range(rows))
-    hashes = ", ".join(f"(:node_id{i}, :hash{i})" for i in range(nodes))
-    pending = ", backfill_pending = false" if backfilled else ""
-    # Placeholders and constants only: no input reaches the text.
-    sql = (
-        "WITH appended_entries AS (INSERT INTO log_entries "  # noqa: S608
-        f"(log_index, action, subject, leaf) VALUES {entries}), appended_nodes AS "
-        f"(INSERT INTO log_nodes (node_id, hash) VALUES {hashes}) UPDATE log_head SET "
-        f"size = :size, compact = :compact{pending} WHERE id = {HEAD_ID}"
-    )
-    return text(sql)
 
 
 def key_events(keys: Iterable[SigningKey]) -> frozenset[tuple[str, str]]:
