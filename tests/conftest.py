@@ -167,6 +167,9 @@ async def app(session_app: FastAPI, settings: Settings) -> AsyncIterator[FastAPI
         cache = state.get("catalog_cache")
         if cache is not None and cache.reader is not None:
             cache.reader.close()
+        index = state.get("search_index")
+        if index is not None:
+            index.close()  # its follower and writer lock
         state.clear()
         state.update(saved)
         if session_app.router.routes != routes:

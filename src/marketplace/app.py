@@ -29,6 +29,7 @@ from marketplace.auth.openapi import (
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog.endpoints import router as catalog_router
+from marketplace.catalog.search_index import close_search_index
 from marketplace.catalog.http import install_purchase_states
 from marketplace.catalog.limits import router as limits_router
 from marketplace.catalog.revocations import router as revocations_router
@@ -186,7 +187,8 @@ async def _prepare_log(app: FastAPI) -> None:
 
 
 async def shutdown(app: FastAPI) -> None:
-    """Release pooled connections (database, Redis) held by the app."""
+    """Release pooled connections (database, Redis) and the search index's writer."""
+    close_search_index(app)
     await app.state.limiter.close()
     await app.state.blob_store.aclose()
     await app.state.engine.dispose()

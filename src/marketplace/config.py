@@ -66,8 +66,10 @@ class Settings(BaseSettings):
     storage_write_timeout_seconds: float | None = Field(default=None, gt=0, le=86400)
     # /readyz bounds each of its checks by this, so a probe never hangs.
     ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
-    # Browse's q from each process's own Tantivy index (catalog.search_index); off: SQL.
+    # Browse's q from the host's Tantivy index (catalog.search_index); off: SQL.
     search_index: bool = True
+    # Where the index's files live (shared by the host's workers); default <data_dir>/search-index.
+    search_index_dir: Path | None = None
     secret_key: SecretStr | None = None
     # Release signing keys (marketplace.trust.keyring): the keyring's JSON for scale-out, or a
     # file; by default <data_dir>/signing-keys.json, created on first use.

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import event
+
+from marketplace.catalog.search_index import SearchIndex
 
 
 @pytest.fixture
@@ -20,3 +23,22 @@ def statements(app: FastAPI) -> Iterator[list[str]]:
     event.listen(engine, "before_cursor_execute", record)
     yield seen
     event.remove(engine, "before_cursor_execute", record)
+
+
+OpenIndex = Callable[..., SearchIndex]
+
+
+@pytest.fixture
+def open_index(app: FastAPI, tmp_path: Path) -> Iterator[OpenIndex]:
+    """Opens an index in this test's folder (a second one on the same files is a reader,
+    as another worker's would be); each is closed after the test."""
+    opened: list[SearchIndex] = []
+
+    def open_(name: str = "index", **options: Any) -> SearchIndex:
+        index = SearchIndex(app.state.sessionmaker, tmp_path / name, **options)
+        opened.append(index)
+        return index
+
+    yield open_
+    for index in opened:
+        index.close()

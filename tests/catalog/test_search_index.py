@@ -22,11 +22,13 @@ from marketplace.catalog.search_index import SearchIndex, search_index
 from marketplace.config import Settings
 from marketplace.kit.pagination import Page
 from marketplace.models import Plugin, PluginType
+from tests.catalog.conftest import OpenIndex
 from tests.catalog.listing_changes import change_listing
 from tests.factories import Factory
 from tests.helpers import ok
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
 
 # (name, description, tags, category, type, free, downloads, rating_sum, rating_count, age)
 CORPUS = [
@@ -137,25 +139,31 @@ async def _assert_same_as_sql(
 
 
 async def test_the_index_answers_what_sql_answers(
-    factory: Factory, app: FastAPI, sessionmaker: async_sessionmaker[AsyncSession]
+    factory: Factory,
+    app: FastAPI,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
 ) -> None:
     """Totals and pages for English, Chinese, mixed, 1-2 character, whitespace and
     punctuation queries, with every filter combination tried and every sort, ties included
     (equal downloads, ratings and dates are broken by id as in SQL)."""
     await _corpus(factory)
-    index = SearchIndex(app.state.sessionmaker)
+    index = open_index()
     matched = await _assert_same_as_sql(sessionmaker, index, (2, 5))
     assert index.ready
     assert matched > 150
 
 
 async def test_the_index_follows_every_write(
-    factory: Factory, app: FastAPI, sessionmaker: async_sessionmaker[AsyncSession]
+    factory: Factory,
+    app: FastAPI,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
 ) -> None:
     """Listing, unlisting, a move, a price change, a rename, counters and a deletion: the
     next search applies the plugins noted since its generation and agrees with SQL."""
     plugins = await _corpus(factory)
-    index = SearchIndex(app.state.sessionmaker)
+    index = open_index()
     query = service.BrowseQuery(
         q="weather", category=None, type=None, is_free=None, sort=BrowseSort.POPULAR
     )
@@ -237,13 +245,16 @@ async def test_browse_serves_q_from_the_index_and_follows_api_writes(
 
 
 async def test_unicode_case_is_folded_by_the_index(
-    factory: Factory, app: FastAPI, sessionmaker: async_sessionmaker[AsyncSession]
+    factory: Factory,
+    app: FastAPI,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
 ) -> None:
     """CONTRACT 6 says case-insensitive: the index folds every script's case, for short
     queries too (SQLite's own lower() folds ASCII only)."""
     owner = await factory.developer()
     plugin = await factory.plugin(owner, name="ÄRGER Über Straße", description="Ωmega")
-    index = SearchIndex(app.state.sessionmaker)
+    index = open_index()
     async with sessionmaker() as session:
         for q in ("ä", "är", "über", "ÜBER", "ωmega", "ΩMEGA", "straße"):
             query = service.BrowseQuery(
@@ -257,10 +268,11 @@ async def test_a_large_catalogue_is_built_in_the_background_meanwhile_sql_answer
     app: FastAPI,
     sessionmaker: async_sessionmaker[AsyncSession],
     monkeypatch: pytest.MonkeyPatch,
+    open_index: OpenIndex,
 ) -> None:
     await _corpus(factory)
     monkeypatch.setattr(search_index_module, "INLINE_BUILD_LIMIT", 0)
-    index = SearchIndex(app.state.sessionmaker)
+    index = open_index()
     query = service.BrowseQuery(
         q="weather", category=None, type=None, is_free=None, sort=BrowseSort.NAME
     )
@@ -396,9 +408,10 @@ async def test_an_index_too_far_behind_is_rebuilt(
     app: FastAPI,
     sessionmaker: async_sessionmaker[AsyncSession],
     settings: Settings,
+    open_index: OpenIndex,
 ) -> None:
     plugins = await _corpus(factory)
-    index = SearchIndex(app.state.sessionmaker)
+    index = open_index()
     query = service.BrowseQuery(
         q="weather", category=None, type=None, is_free=None, sort=BrowseSort.NAME
     )

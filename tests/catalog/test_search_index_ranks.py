@@ -13,6 +13,7 @@ import itertools
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,24 +107,28 @@ def _expected(rows: list[Row], sort: BrowseSort, category: str | None) -> list[s
     return [row.id for row in chosen]
 
 
-def _built(rows: list[Row]) -> Any:
-    built = index_module._Built(index_module._schema())
-    built.add(rows)
-    built.finish_build()
-    return built
+def _built(rows: list[Row], directory: Path) -> tuple[Any, Any]:
+    """(schema, searcher) of an index of `rows`."""
+    schema = index_module._schema()
+    index = index_module._open_index(schema, directory)
+    writer = index.writer(index_module.HEAP_BYTES, 1)
+    index_module._add(writer, rows)
+    writer.commit()
+    index.reload()
+    return schema, index.searcher()
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_rank_pages_equal_the_exact_order(seed: int) -> None:
+def test_rank_pages_equal_the_exact_order(seed: int, tmp_path: Path) -> None:
     rows = _catalogue(seed, 160)
-    built = _built(rows)
+    schema, searcher = _built(rows, tmp_path)
     for sort, category, size in itertools.product(BrowseSort, [None, "ai"], [1, 3, 7, 20]):
         expected = _expected(rows, sort, category)
         query = BrowseQuery(q="plugin", category=category, type=None, is_free=None, sort=sort)
         pages = -(-len(expected) // size) + 1  # and one past the end
         for number in range(1, pages + 1):
             page = Page(page=number, size=size)
-            found = index_module._search(built, query, page)
+            found = index_module._search(schema, searcher, query, page)
             where = f"{sort} category={category} size={size} page={number}"
             assert found.total == len(expected), where
             assert found.ids == expected[page.offset : page.offset + size], where
@@ -145,7 +150,7 @@ def test_ranks_never_order_against_the_string_keys() -> None:
         assert all(0 <= rank < 1 << 64 for rank in ranks)
 
 
-def test_a_page_inside_one_large_tie_is_ordered_by_the_string_keys() -> None:
+def test_a_page_inside_one_large_tie_is_ordered_by_the_string_keys(tmp_path: Path) -> None:
     # Forty plugins equal in every rank (same id prefix, counts, stamps, names, ratings).
     rows = [
         Row(
@@ -168,13 +173,13 @@ def test_a_page_inside_one_large_tie_is_ordered_by_the_string_keys() -> None:
         )
         for number in chooser_order(40)
     ]
-    built = _built(rows)
+    schema, searcher = _built(rows, tmp_path)
     for sort in BrowseSort:
         expected = sorted((row.id for row in rows), reverse=index_module._DESCENDING[sort])
         query = BrowseQuery(q="tie", category=None, type=None, is_free=None, sort=sort)
         ids = []
         for number in range(1, 6):
-            found = index_module._search(built, query, Page(page=number, size=9))
+            found = index_module._search(schema, searcher, query, Page(page=number, size=9))
             assert found.total == 40
             ids.extend(found.ids)
         assert ids == expected, sort

@@ -22,19 +22,24 @@ What is indexed: each listed plugin, as
   30); those pages are ordered by the number, and only plugins tying on it (rare: it holds
   the sort value and the id's first characters) are put in order by their string keys.
 
-Only listed plugins are in the index. Every process builds its own (shared-nothing, as the
-response cache is) and brings it up to the generation its request read by applying the
-plugins noted since (migration 0012); until the first build is done, browse searches in SQL.
+Only listed plugins are in the index. It lives on disk, one per host and database
+(catalog.search_store): one process writes it and follows the catalogue, applying the
+plugins noted since the generation it shows (migration 0012); every process memory-maps
+it. A restart opens the files and catches up from the notes. Until the first build is
+done, browse searches in SQL.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import struct
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import tantivy
@@ -42,8 +47,17 @@ from fastapi import FastAPI
 from sqlalchemy import Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.catalog.cache import GENERATION_SQL
+from marketplace.catalog.cache import GENERATION_SQL, catalog_cache
 from marketplace.catalog.schemas import BrowseSort
+from marketplace.catalog.search_store import (
+    META_GENERATION,
+    META_ID,
+    PLUGIN_ID,
+    IndexStore,
+    View,
+    index_directory,
+    meta_document,
+)
 from marketplace.catalog.service import BrowseQuery, count_statement
 from marketplace.kit.pagination import Page
 from marketplace.models import Plugin, ReviewStatus
@@ -57,15 +71,22 @@ KEPT_GENERATIONS = 90_000
 INLINE_BUILD_LIMIT = 2_000
 BUILD_BATCH = 2_000
 CHANGE_BATCH = 500
-# One segment for up to about 1.5 million plugins (see finish_build); the arena takes what
-# the documents need, not the whole budget (1,000,000 plugins: about 2 GB while building).
-BUILD_HEAP_BYTES = 3 * 1024 * 1024 * 1024
-UPDATE_HEAP_BYTES = 32 * 1024 * 1024
+# The writer's arena: it grows as documents need and is flushed as a segment when full.
+# 1,000,000 plugins need about 2 GB: built in two or three segments at this size.
+HEAP_BYTES = 1024 * 1024 * 1024
+# The writer looks at the database's generation this often (one cheap read: see
+# catalog.cache's readers), so a reader in another process waits about this long.
+FOLLOW_SECONDS = 0.01
+FOLLOW_RETRY_SECONDS = 1.0
+# A reader behind its request's generation reloads every READER_POLL_SECONDS, and after
+# READER_WAIT_SECONDS answers in SQL and claims the writer, if its process has gone.
+READER_POLL_SECONDS = 0.002
+READER_WAIT_SECONDS = 0.5
+CLAIM_RETRY_SECONDS = 1.0
 TRIGRAM = 3
 
 GRAMS = "grams"
 SHORT = "short"
-PLUGIN_ID = "pid"
 U64 = (1 << 64) - 1
 EPOCH = datetime(1970, 1, 1)
 SEPARATOR = "\x00"  # before the id in every sort key; lower than any character of a name
@@ -98,6 +119,7 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("category", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("type", tokenizer_name="raw", index_option="basic")
     builder.add_boolean_field("is_free", indexed=True)
+    builder.add_unsigned_field(META_GENERATION, stored=True)  # the meta document's
     for sort in BrowseSort:
         builder.add_text_field(_key_field(sort), fast=True, tokenizer_name="raw")
     for sort in RANKED:
@@ -113,8 +135,9 @@ def _rank_field(sort: BrowseSort) -> str:
     return f"rank_{sort.value}"
 
 
-def _new_index(schema: tantivy.Schema) -> tantivy.Index:
-    index = tantivy.Index(schema)
+def _open_index(schema: tantivy.Schema, path: Path) -> tantivy.Index:
+    """The index in `path`, made empty there if there is none."""
+    index = tantivy.Index(schema, path=str(path), reuse=True)
     index.register_tokenizer(
         "mkt_grams", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
     )
@@ -268,126 +291,164 @@ def _listed(row: Any) -> bool:
     return bool(row.approved) and bool(row.enabled)
 
 
-class _Built:
-    """One index with its writer and current searcher."""
-
-    def __init__(self, schema: tantivy.Schema) -> None:
-        self.schema = schema
-        self.index = _new_index(schema)
-        self.writer = self.index.writer(BUILD_HEAP_BYTES, 1)
-        self.searcher: tantivy.Searcher | None = None
-
-    def add(self, rows: Iterable[Any]) -> None:
-        for row in rows:
-            if _listed(row):
-                self.writer.add_document(document(row))
-
-    def replace(self, plugin_ids: Sequence[str], rows: Iterable[Any]) -> None:
-        # Deletes apply to documents added before them: delete first, then add anew.
-        for plugin_id in plugin_ids:
-            self.writer.delete_documents_by_term(PLUGIN_ID, plugin_id)
-        self.add(rows)
-
-    def commit(self) -> None:
-        self.writer.commit()
-        self.index.reload()
-        self.searcher = self.index.searcher()
-
-    def finish_build(self) -> None:
-        self.commit()
-        # The commit starts merging the segments the build wrote (one per heap's worth); a
-        # search reads every segment, and a sort by a string key turns each segment's top
-        # hits into text (13 segments made page 30 of a 100,000 catalogue 54 ms, not 8).
-        self.writer.wait_merging_threads()
-        self.index.reload()
-        self.searcher = self.index.searcher()
-        # Later commits carry a few changed plugins: a smaller writer is enough.
-        self.writer = self.index.writer(UPDATE_HEAP_BYTES, 1)
-
-
 class SearchIndex:
-    """This process's index. `find` answers from it, or returns None (search in SQL)."""
+    """The index of this host, as this process sees it. `find` answers from it, or returns
+    None (search in SQL) while it is not built or cannot show the request's generation.
+
+    One process holds the writer (search_store): it builds the index, brings it up to the
+    generation of each of its requests, and follows the catalogue in the background so that
+    the others, which only reload, find it current. A reader behind its request's generation
+    waits briefly for the writer; if the writer has gone, a reader claims the writer."""
 
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
+        directory: Path,
         on_generation: Callable[[int], None] | None = None,
+        current_generation: Callable[[], Awaitable[int | None]] | None = None,
     ) -> None:
         self._sessions = sessions
         self._on_generation = on_generation
+        self._current_generation = current_generation or self._generation_by_session
         self._schema = _schema()
-        self._built: _Built | None = None
-        self.generation = 0  # the catalogue generation the index shows
+        self._store = IndexStore(directory, lambda path: _open_index(self._schema, path))
+        self._view: View | None = None
+        self.generation = 0  # the catalogue generation the index shows (0: not built)
         self._lock = asyncio.Lock()
+        self._building = False
         self._build_task: asyncio.Task[None] | None = None
+        self._follower: asyncio.Task[None] | None = None
+        self._started = False  # the writer's first look at what it opened
+        self._claim_after = 0.0  # a reader's next attempt to claim the writer
         self.failures = 0
 
     @property
     def ready(self) -> bool:
-        return self._built is not None
+        return self._view is not None and self._view.generation is not None
+
+    @property
+    def writing(self) -> bool:
+        """Whether this process holds the writer."""
+        return self._store.writer is not None
 
     async def find(
         self, session: AsyncSession, generation: int, query: Any, page: Page
     ) -> Found | None:
         """The total and the page's ids of a browse with q, or None when the index cannot
-        answer yet. `generation` is the one the request read: the index applies the plugins
-        changed up to it first, so it never answers from an older catalogue."""
-        behind = generation - self.generation > KEPT_GENERATIONS
-        if self._built is None or behind:
-            # Not built yet, or further behind than the notes kept: build from scratch.
-            await self._ensure_build(session, restart=behind)
-            if self._built is None:
+        answer yet. `generation` is the one the request read: the index is brought up to it
+        first (or found there), so it never answers from an older catalogue."""
+        if not self.writing and self._may_claim():
+            self._claim()
+        if self.writing:
+            view = await self._writer_view(session, generation)
+        else:
+            view = await self._reader_view(generation)
+        if view is None:
+            return None
+        return _search(self._schema, view.searcher, query, page)
+
+    def close(self) -> None:
+        """Stop following and give the writer up (another process may claim it)."""
+        for task in (self._follower, self._build_task):
+            if task is not None:
+                task.cancel()
+        self._follower = self._build_task = None
+        self._store.release()
+
+    # The writer.
+
+    def _may_claim(self) -> bool:
+        return time.monotonic() >= self._claim_after
+
+    def _claim(self) -> None:
+        self._claim_after = time.monotonic() + CLAIM_RETRY_SECONDS
+        if self._store.claim_writer(HEAP_BYTES):
+            self._started = False
+            self._follower = asyncio.create_task(self._follow())
+
+    async def _writer_view(self, session: AsyncSession, generation: int) -> View | None:
+        if not self._started:
+            await self._start(session)
+        if self._building:
+            return None
+        if not self.ready or generation - self.generation > KEPT_GENERATIONS:
+            # Not built, or further behind than the notes kept: build from scratch.
+            await self._ensure_build(session)
+            if not self.ready:
                 return None
         if self.generation < generation:
             async with self._lock:
-                if self.generation < generation:
+                if self.generation < generation and not self._building:
                     await self._catch_up(session, generation)
-        built = self._built
-        assert built is not None  # noqa: S101 - set just above
-        return _search(built, query, page)
+        return self._view if not self._building else None
 
-    async def _ensure_build(self, session: AsyncSession, *, restart: bool = False) -> None:
-        if restart:
-            self._built = None
-            self._moved_to(0)
+    async def _start(self, session: AsyncSession) -> None:
+        """The writer's first look: what the files show. Ahead of the database (a restore
+        of an older copy, or another database at the same URL): rebuild."""
+        self._started = True
+        self._show(self._store.view())
+        if self.ready:
+            current = await _read_generation(session)
+            if self.generation > current:
+                log.warning(
+                    "search index at generation %d is ahead of the database (%d): rebuilding",
+                    self.generation, current,
+                )  # fmt: skip
+                await self._ensure_build(session, forget=True)
+
+    async def _ensure_build(self, session: AsyncSession, *, forget: bool = False) -> None:
         if self._build_task is not None and not self._build_task.done():
             return
+        if forget:
+            await self._forget()
         everything = BrowseQuery(
             q=None, category=None, type=None, is_free=None, sort=BrowseSort.POPULAR
         )
         listed = int(await session.scalar(count_statement(everything)) or 0)
+        self._building = True
         self._build_task = asyncio.create_task(self._build())
         if listed <= INLINE_BUILD_LIMIT:
             await asyncio.shield(self._build_task)
 
+    async def _forget(self) -> None:
+        """Commit an empty index at once: readers stop answering from the old documents."""
+        writer = self._writer()
+        async with self._lock:
+            writer.delete_all_documents()
+            await asyncio.to_thread(writer.commit)
+            self._show(self._store.view())
+
     async def _build(self) -> None:
+        writer = self._writer()
         try:
-            async with self._sessions() as session:
+            async with self._lock, self._sessions() as session:
                 if session.get_bind().dialect.name == "postgresql":
                     # One snapshot for the generation and every row read after it.
                     await session.connection(
                         execution_options={"isolation_level": "REPEATABLE READ"}
                     )
-                row = (await session.execute(text(GENERATION_SQL))).first()
-                generation = 0 if row is None else int(row[0])
-                built = _Built(self._schema)
+                generation = await _read_generation(session)
+                writer.delete_all_documents()
                 result = await session.stream(
                     rows_statement().execution_options(yield_per=BUILD_BATCH)
                 )
                 async for rows in result.partitions():
-                    built.add(rows)
+                    _add(writer, rows)
                     await asyncio.sleep(0)  # let requests in between batches
-                await asyncio.to_thread(built.finish_build)
-            async with self._lock:
-                self._built = built
-                self._moved_to(generation)
+                writer.add_document(meta_document(generation))
+                await asyncio.to_thread(writer.commit)
+                self._show(self._store.view())
         except Exception:  # the service keeps searching in SQL; the next search retries
             self.failures += 1
             log.exception("search index build failed")
+            with contextlib.suppress(Exception):
+                writer.rollback()
+        finally:
+            self._building = False
 
     async def _catch_up(self, session: AsyncSession, generation: int) -> None:
-        built = self._built
-        assert built is not None  # noqa: S101 - checked by the caller
+        """Apply the plugins noted up to `generation` (migration 0012) in one commit."""
+        writer = self._writer()
         changed = list(
             await session.scalars(
                 text(
@@ -397,18 +458,90 @@ class SearchIndex:
                 {"done": self.generation, "target": generation},
             )
         )
-        for start in range(0, len(changed), CHANGE_BATCH):
-            ids = changed[start : start + CHANGE_BATCH]
-            rows = (await session.execute(rows_statement().where(Plugin.id.in_(ids)))).all()
-            built.replace(ids, rows)
-        if changed:
-            built.commit()
-        self._moved_to(generation)
+        try:
+            for start in range(0, len(changed), CHANGE_BATCH):
+                ids = changed[start : start + CHANGE_BATCH]
+                rows = (await session.execute(rows_statement().where(Plugin.id.in_(ids)))).all()
+                # Deletes apply to documents added before them: delete first, then add anew.
+                for plugin_id in ids:
+                    writer.delete_documents_by_term(PLUGIN_ID, plugin_id)
+                _add(writer, rows)
+            writer.delete_documents_by_term(PLUGIN_ID, META_ID)
+            writer.add_document(meta_document(generation))
+            await asyncio.to_thread(writer.commit)
+        except BaseException:
+            writer.rollback()  # nothing half applied stays queued for the next commit
+            raise
+        self._show(self._store.view())
 
-    def _moved_to(self, generation: int) -> None:
-        self.generation = generation
-        if self._on_generation is not None:
-            self._on_generation(generation)
+    async def _follow(self) -> None:
+        """The writer's loop: bring the index up to the database's generation as soon as it
+        moves, so readers in other processes wait as little as possible."""
+        while True:
+            await asyncio.sleep(FOLLOW_SECONDS)
+            try:
+                current = await self._current_generation()
+                if current is None or current <= self.generation or not self.ready:
+                    continue
+                if self._building or current - self.generation > KEPT_GENERATIONS:
+                    continue  # (re)builds start from a search, as the first one does
+                async with self._sessions() as session:
+                    async with self._lock:
+                        if current > self.generation and not self._building:
+                            await self._catch_up(session, current)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("search index follower failed; retrying")
+                await asyncio.sleep(FOLLOW_RETRY_SECONDS)
+
+    def _writer(self) -> tantivy.IndexWriter:
+        writer = self._store.writer
+        assert writer is not None  # noqa: S101 - only the writer's paths call this
+        return writer
+
+    async def _generation_by_session(self) -> int | None:
+        async with self._sessions() as session:
+            return await _read_generation(session)
+
+    # A reader.
+
+    async def _reader_view(self, generation: int) -> View | None:
+        view = self._view
+        if view is not None and self.generation >= generation:
+            return view
+        deadline = time.monotonic() + READER_WAIT_SECONDS
+        while True:
+            self._show(self._store.view())
+            if not self.ready:
+                return None  # not built yet (or being rebuilt): SQL answers
+            if self.generation >= generation:
+                return self._view
+            if time.monotonic() >= deadline:
+                # The writer is not following: its process may have gone. Claim the writer
+                # at the next search (if it is free) and answer this one in SQL.
+                self._claim_after = 0.0
+                return None
+            await asyncio.sleep(READER_POLL_SECONDS)
+
+    def _show(self, view: View) -> None:
+        self._view = view
+        generation = view.generation or 0
+        if generation != self.generation or view.generation is None:
+            self.generation = generation
+            if self._on_generation is not None:
+                self._on_generation(generation)
+
+
+def _add(writer: tantivy.IndexWriter, rows: Iterable[Any]) -> None:
+    for row in rows:
+        if _listed(row):
+            writer.add_document(document(row))
+
+
+async def _read_generation(session: AsyncSession) -> int:
+    row = (await session.execute(text(GENERATION_SQL))).first()
+    return 0 if row is None else int(row[0])
 
 
 def _matching(schema: tantivy.Schema, query: Any) -> tantivy.Query:
@@ -512,7 +645,7 @@ def _by_key_search(
     return Found(_total(result), _key_ids(result))
 
 
-def _search(built: _Built, query: Any, page: Page) -> Found:
+def _search(schema: tantivy.Schema, searcher: tantivy.Searcher, query: Any, page: Page) -> Found:
     """The total and the page. Ranked sorts are ordered by the rank numbers: they put the
     plugins in runs of equal numbers whose places are the exact order's; only the order
     inside a run of several can differ from it, and a run can go on before or after the
@@ -520,9 +653,7 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
     on the page (its last members, read from its end), one cut by the page's end starts on
     it, and for one cut at both ends (a page inside a large tie) the plugins ranked before
     it are counted. Name and rating are ordered by their string keys alone."""
-    searcher = built.searcher
-    assert searcher is not None  # noqa: S101 - committed before it is used
-    matching = _matching(built.schema, query)
+    matching = _matching(schema, query)
     sort = query.sort
     if sort not in RANKED:
         return _by_key_search(searcher, matching, sort, page)
@@ -554,9 +685,9 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
         if len(addresses) == 1 and not cut_before and not cut_after:
             ids.append(str(searcher.doc(addresses[0]).get_first(PLUGIN_ID)))
             continue
-        tied = _with(matching, tantivy.Query.term_query(built.schema, _rank_field(sort), rank))
+        tied = _with(matching, tantivy.Query.term_query(schema, _rank_field(sort), rank))
         if cut_before and cut_after:  # the page is inside the run
-            ahead = _count(searcher, _with(matching, _ahead_of(built.schema, sort, rank)))
+            ahead = _count(searcher, _with(matching, _ahead_of(schema, sort, rank)))
             skip = page.offset - ahead
             after_page = _count(searcher, tied) - skip - page.size
             if after_page < skip:
@@ -571,12 +702,31 @@ def _search(built: _Built, query: Any, page: Page) -> Found:
 
 
 def search_index(app: FastAPI) -> SearchIndex | None:
-    """This process's index, made on first use; None when the setting turns it off."""
-    if not app.state.settings.search_index:
+    """This process's view of the host's index, made on first use; None when the setting
+    turns it off."""
+    settings = app.state.settings
+    if not settings.search_index:
         return None
     index: SearchIndex | None = getattr(app.state, "search_index", None)
     if index is None:
-        gauge = app.state.metrics.search_index_generation
-        index = SearchIndex(app.state.sessionmaker, gauge.set)
+        reader = catalog_cache(app).reader
+
+        async def current_generation() -> int | None:
+            read = None if reader is None else await reader.read()
+            return None if read is None else read.generation
+
+        root = settings.search_index_dir or settings.data_dir / "search-index"
+        index = SearchIndex(
+            app.state.sessionmaker,
+            index_directory(root, settings.database_url),
+            app.state.metrics.search_index_generation.set,
+            current_generation if reader is not None else None,
+        )
         app.state.search_index = index
     return index
+
+
+def close_search_index(app: FastAPI) -> None:
+    index: SearchIndex | None = getattr(app.state, "search_index", None)
+    if index is not None:
+        index.close()
