@@ -25,6 +25,7 @@ from marketplace.catalog.search_store import index_directory
 from marketplace.kit.pagination import Page
 from marketplace.models import Plugin
 from tests.catalog.conftest import OpenIndex
+from tests.catalog.listing_changes import change_listing
 from tests.factories import Factory
 
 PAGE = Page(1, 50)
@@ -242,3 +243,26 @@ async def test_closing_gives_the_writer_up(
     assert not second._store.claim_writer(search_index_module.HEAP_BYTES)
     first.close()
     assert second._store.claim_writer(search_index_module.HEAP_BYTES)
+
+
+async def test_a_change_to_no_plugin_needs_no_commit(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The generation moves without any plugin noted (a category changed): a reader finds
+    that in the notes and answers at once, with no writer to wait for."""
+    await _catalogue(factory)
+    writer = open_index()
+    reader = open_index()
+    await _found(writer, sessionmaker, "weather")
+    writer.close()  # nobody follows from here on
+    monkeypatch.setattr(search_index_module, "READER_WAIT_SECONDS", 0.0)
+    async with sessionmaker() as session:
+        await change_listing(session)
+        await session.commit()
+    assert await _found(reader, sessionmaker, "weather") == await _expected(sessionmaker, "weather")
+    assert not reader.writing
+    async with sessionmaker() as session:
+        assert reader.generation == await _generation(session)

@@ -313,6 +313,7 @@ class SearchIndex:
         self._schema = _schema()
         self._store = IndexStore(directory, lambda path: _open_index(self._schema, path))
         self._view: View | None = None
+        self._view_generation: int | None = None  # the meta document's, of `_view`
         self.generation = 0  # the catalogue generation the index shows (0: not built)
         self._lock = asyncio.Lock()
         self._building = False
@@ -342,7 +343,7 @@ class SearchIndex:
         if self.writing:
             view = await self._writer_view(session, generation)
         else:
-            view = await self._reader_view(generation)
+            view = await self._reader_view(session, generation)
         if view is None:
             return None
         return _search(self._schema, view.searcher, query, page)
@@ -458,6 +459,11 @@ class SearchIndex:
                 {"done": self.generation, "target": generation},
             )
         )
+        if not changed:
+            # Nothing listed changed (a category, a rating's comment): the documents already
+            # show `generation`. No commit; readers find the same by asking the notes.
+            self._show_through(generation)
+            return
         try:
             for start in range(0, len(changed), CHANGE_BATCH):
                 ids = changed[start : start + CHANGE_BATCH]
@@ -506,7 +512,7 @@ class SearchIndex:
 
     # A reader.
 
-    async def _reader_view(self, generation: int) -> View | None:
+    async def _reader_view(self, session: AsyncSession, generation: int) -> View | None:
         view = self._view
         if view is not None and self.generation >= generation:
             return view
@@ -517,6 +523,9 @@ class SearchIndex:
                 return None  # not built yet (or being rebuilt): SQL answers
             if self.generation >= generation:
                 return self._view
+            if not await _noted_between(session, self.generation, generation):
+                self._show_through(generation)
+                return self._view
             if time.monotonic() >= deadline:
                 # The writer is not following: its process may have gone. Claim the writer
                 # at the next search (if it is free) and answer this one in SQL.
@@ -525,9 +534,22 @@ class SearchIndex:
             await asyncio.sleep(READER_POLL_SECONDS)
 
     def _show(self, view: View) -> None:
+        """Search `view` from now on. Its generation, unless this process already knows the
+        documents hold for a later one (no plugin noted in between: `_show_through`)."""
         self._view = view
-        generation = view.generation or 0
-        if generation != self.generation or view.generation is None:
+        if view.generation is None:
+            self._moved_to(0)
+        elif view.generation > self.generation or self._view_generation is None:
+            self._moved_to(view.generation)
+        self._view_generation = view.generation
+
+    def _show_through(self, generation: int) -> None:
+        """The documents shown hold for `generation` too: no plugin was noted since."""
+        if generation > self.generation:
+            self._moved_to(generation)
+
+    def _moved_to(self, generation: int) -> None:
+        if generation != self.generation:
             self.generation = generation
             if self._on_generation is not None:
                 self._on_generation(generation)
@@ -537,6 +559,18 @@ def _add(writer: tantivy.IndexWriter, rows: Iterable[Any]) -> None:
     for row in rows:
         if _listed(row):
             writer.add_document(document(row))
+
+
+async def _noted_between(session: AsyncSession, done: int, target: int) -> bool:
+    """Whether a plugin was noted as changed after generation `done`, up to `target`."""
+    found = await session.scalar(
+        text(
+            "SELECT 1 FROM plugin_search_changes "
+            "WHERE generation > :done AND generation <= :target LIMIT 1"
+        ),
+        {"done": done, "target": target},
+    )
+    return found is not None
 
 
 async def _read_generation(session: AsyncSession) -> int:
