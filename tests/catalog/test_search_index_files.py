@@ -257,6 +257,7 @@ async def test_a_change_to_no_plugin_needs_no_commit(
     writer = open_index()
     reader = open_index()
     await _found(writer, sessionmaker, "weather")
+    await _found(reader, sessionmaker, "weather")  # it tried the writer: taken
     writer.close()  # nobody follows from here on
     monkeypatch.setattr(search_index_module, "READER_WAIT_SECONDS", 0.0)
     async with sessionmaker() as session:
