@@ -29,10 +29,10 @@ from marketplace.auth.openapi import (
 from marketplace.auth.ratelimit import RateLimiter
 from marketplace.auth.ratelimit_mw import RateLimitMiddleware
 from marketplace.catalog.endpoints import router as catalog_router
-from marketplace.catalog.search_index import close_search_index
 from marketplace.catalog.http import install_purchase_states
 from marketplace.catalog.limits import router as limits_router
 from marketplace.catalog.revocations import router as revocations_router
+from marketplace.catalog.search_index import close_search_index
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings

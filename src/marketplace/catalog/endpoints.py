@@ -30,8 +30,7 @@ from marketplace.catalog.schemas import (
     public_version,
     rating_average,
 )
-from marketplace.catalog.search import walk_is_cheaper
-from marketplace.catalog.search_index import search_index
+from marketplace.catalog.search_engines import browse_listed
 from marketplace.db import DbSession
 from marketplace.errors import PluginNotFound
 from marketplace.kit.error_codes import raises
@@ -127,43 +126,12 @@ async def browse(
     included. Sorts: popular (default, by downloadCount), newest, rating, name, updated.
     """
 
-    cache = catalog_cache(request.app)
-
-    async def counted(generation: Generation, counting: service.BrowseQuery) -> int:
-        # Exact totals, computed once per listing generation and filter (pages, sorts and
-        # generations bumped by installs or ratings share them).
-        key = ("browse", *counting.filter_key())
-        total: int | None = cache.count(generation, key)
-        if total is None:
-            total = await service.count_listed(session, counting)
-            cache.store_count(generation, key, total)
-        return total
-
     async def build(generation: Generation) -> Built:
-        index = search_index(request.app) if query.q else None
-        found = await index.find(session, generation.generation, query, page) if index else None
-        if found is not None:
-            rows = await service.plugins_in_order(session, found.ids)
-            items = [public_plugin(plugin, name) for plugin, name in rows]
-            page_out = BrowsePage(
-                items=items, total=found.total, page=page.page, page_size=page.size
-            )
-            return Built(page_out, "items")
-        total = await counted(generation, query)
-        walk = False
-        if query.q:
-            candidates = await counted(generation, query.without_search())
-            walk = walk_is_cheaper(total, candidates, page.offset + page.size)
-        # The exact total says when the page is empty: no walk through an index to find out
-        # (a filter combination that matches nothing would read every row of one filter).
-        rows = (
-            []
-            if page.offset >= total
-            else await service.browse_page(session, query, page, walk=walk)
-        )
-        items = [public_plugin(plugin, name) for plugin, name in rows]
+        browsed = await browse_listed(request.app, session, generation, query, page)
+        items = [public_plugin(plugin, name) for plugin, name in browsed.rows]
         return Built(
-            BrowsePage(items=items, total=total, page=page.page, page_size=page.size), "items"
+            BrowsePage(items=items, total=browsed.total, page=page.page, page_size=page.size),
+            "items",
         )
 
     return await serve_public(request, session, user, build)
