@@ -32,7 +32,7 @@ from marketplace.catalog.endpoints import router as catalog_router
 from marketplace.catalog.http import install_purchase_states
 from marketplace.catalog.limits import router as limits_router
 from marketplace.catalog.revocations import router as revocations_router
-from marketplace.catalog.search_index import close_search_index
+from marketplace.catalog.search_index import close_search_index, search_index
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
@@ -94,6 +94,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
         await analyze_at_start(engine)
         await _prepare_log(app)
+        index = search_index(app)
+        if index is not None:
+            index.prepare()  # opened and caught up before the first search asks
         yield
         await shutdown(app)
 

@@ -267,3 +267,40 @@ async def test_a_change_to_no_plugin_needs_no_commit(
     assert not reader.writing
     async with sessionmaker() as session:
         assert reader.generation == await _generation(session)
+
+
+async def test_prepare_opens_and_catches_up_before_any_search(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plugins = await _catalogue(factory)
+    first = open_index()
+    await _found(first, sessionmaker, "weather")
+    first.close()
+    await _rename(sessionmaker, plugins[0], "Storm")
+
+    index = open_index()
+    index.prepare()
+    assert index._preparing is not None
+    await index._preparing
+    assert index.writing and index.ready
+    async with sessionmaker() as session:
+        assert index.generation == await _generation(session)
+    made = _count_documents(monkeypatch)
+    assert await _found(index, sessionmaker, "storm") == (1, [plugins[0].id])
+    assert made == []  # the search found the work done
+
+
+async def test_the_service_prepares_its_index_at_start(
+    factory: Factory, own_app: FastAPI, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    await _catalogue(factory, 3)
+    async with own_app.router.lifespan_context(own_app):
+        index = own_app.state.search_index
+        await index._preparing
+        assert index.writing and index.ready
+        async with sessionmaker() as session:
+            assert index.generation == await _generation(session)
+    assert not index.writing  # given up at shutdown

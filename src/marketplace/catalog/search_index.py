@@ -319,6 +319,7 @@ class SearchIndex:
         self._building = False
         self._build_task: asyncio.Task[None] | None = None
         self._follower: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[None] | None = None
         self._started = False  # the writer's first look at what it opened
         self._claim_after = 0.0  # a reader's next attempt to claim the writer
         self.failures = 0
@@ -348,12 +349,31 @@ class SearchIndex:
             return None
         return _search(self._schema, view.searcher, query, page)
 
+    def prepare(self) -> None:
+        """At start, in the background: open the files, take the writer if it is free and
+        bring the index up to the database (or start building it), so that the first
+        searches find it ready instead of doing that work."""
+        self._preparing = asyncio.create_task(self._prepare())
+
+    async def _prepare(self) -> None:
+        try:
+            if self._may_claim():
+                self._claim()
+            async with self._sessions() as session:
+                generation = await _read_generation(session)
+                if self.writing:
+                    await self._writer_view(session, generation)
+                else:
+                    self._show(self._store.view())
+        except Exception:  # the first search tries again
+            log.exception("search index preparation failed")
+
     def close(self) -> None:
         """Stop following and give the writer up (another process may claim it)."""
-        for task in (self._follower, self._build_task):
+        for task in (self._preparing, self._follower, self._build_task):
             if task is not None:
                 task.cancel()
-        self._follower = self._build_task = None
+        self._preparing = self._follower = self._build_task = None
         self._store.release()
 
     # The writer.
