@@ -92,7 +92,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # Half-received uploads of killed workers would otherwise stay on disk for good.
         await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
-        await analyze_at_start(engine)
+        if settings.analyze_at_start:
+            await analyze_at_start(engine)
         await _prepare_log(app)
         index = search_index(app)
         if index is not None:

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     ready_check_timeout_seconds: float = Field(default=2.0, gt=0, le=60)
     # Browse's q from the host's Tantivy index (catalog.search_index); off: SQL.
     search_index: bool = True
+    # SQLite: take the planner's statistics when the app starts (db.analyze_at_start).
+    # `marketplace serve --workers N` takes them once itself and turns this off for workers.
+    analyze_at_start: bool = True
     # Where the index's files live (shared by the host's workers); default <data_dir>/search-index.
     search_index_dir: Path | None = None
     secret_key: SecretStr | None = None

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy import event
+from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Connection, Engine, ExceptionContext
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -80,6 +80,20 @@ def analyze(connection: Connection) -> None:
     connection.exec_driver_sql(f"PRAGMA analysis_limit={SQLITE_ANALYSIS_LIMIT}")
     for table in _sqlite_analyzable(connection):
         connection.exec_driver_sql(f'ANALYZE "{table}"')
+
+
+def analyze_sqlite(database_url: str) -> None:
+    """`analyze` on a SQLite database from synchronous code (the server before its workers)."""
+    url = make_url(database_url).set(drivername="sqlite")
+    engine = create_engine(url, connect_args={"timeout": 30})
+    try:
+        with engine.connect() as connection:
+            analyze(connection)
+            connection.commit()
+    except Exception:  # as at start: statistics are an optimisation
+        logging.getLogger(__name__).warning("ANALYZE before the workers failed", exc_info=True)
+    finally:
+        engine.dispose()
 
 
 async def analyze_at_start(engine: AsyncEngine) -> None:

@@ -132,3 +132,26 @@ def test_serve_logs_its_address_database_and_data_folder_with_the_password_hidde
     assert line["database"] == "postgresql+asyncpg://market:***@db.internal:5432/market"
     assert line["data_dir"] == str((tmp_path / "data").resolve())
     assert "pa55-w0rd" not in result.output + result.stderr
+
+
+def test_serve_with_workers_takes_sqlite_statistics_once_before_them(
+    captured: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers would ANALYZE at once and fail against each other's write lock."""
+    import sqlite3
+
+    monkeypatch.setenv("MARKETPLACE_ANALYZE_AT_START", "true")
+    serve("--workers", "2")
+    assert os.environ["MARKETPLACE_ANALYZE_AT_START"] == "false"
+    assert get_settings().analyze_at_start is False  # what each worker's app reads
+    with sqlite3.connect(tmp_path / "data" / "marketplace.db") as db:
+        analyzed = {row[0] for row in db.execute("SELECT tbl FROM sqlite_stat1")}
+    assert {"alembic_version", "log_head"} <= analyzed  # the tables with rows
+
+
+def test_serve_with_one_worker_leaves_statistics_to_the_app(
+    captured: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MARKETPLACE_ANALYZE_AT_START", "true")
+    serve()
+    assert get_settings().analyze_at_start is True

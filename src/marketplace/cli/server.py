@@ -76,6 +76,7 @@ def serve(
     import uvicorn
 
     from marketplace.config import get_settings
+    from marketplace.db import analyze_sqlite
     from marketplace.migrate import upgrade
     from marketplace.observability import (
         MULTIPROC_ENV,
@@ -94,6 +95,12 @@ def serve(
     settings.secret()  # create the persistent key once, before workers race for it
     if settings.is_sqlite:
         upgrade(settings.database_url)
+        if workers > 1:
+            # Once here rather than in every worker at once: SQLite takes one writer, and
+            # the workers' ANALYZEs failed with "database is locked" against each other.
+            analyze_sqlite(settings.database_url)
+            os.environ["MARKETPLACE_ANALYZE_AT_START"] = "false"
+            get_settings.cache_clear()
     if workers > 1 and not os.environ.get(MULTIPROC_ENV):
         # Each worker counts in its own files; /metrics, whichever worker answers, sums them.
         os.environ[MULTIPROC_ENV] = str(settings.data_dir / "metrics")
