@@ -75,14 +75,15 @@ async def test_versions_are_read_through_the_plugin_version_index(factory: Facto
         for analyzed in (False, True):  # whatever the statistics say
             if analyzed:
                 await _analyzed(session)
-            stmt = service.approved_versions_statement(plugins[0].id)
+            stmt = service.listed_versions_statement(plugins[0].id)
             plan = await _plan(session, _sql(session, stmt))
             assert "ix_plugin_versions_review_status" not in plan, plan
             if dialect == "sqlite":
                 assert "plugin_versions USING INDEX sqlite_autoindex_plugin_versions" in plan, plan
             else:
                 assert "uq_plugin_versions_plugin_id_version" in plan, plan
-        versions = [v.version for v in await service.approved_versions(session, plugins[0].id)]
+        _plugin, approved = await service.listed_plugin_versions(session, plugins[0].id)
+        versions = [v.version for v in approved]
         await session.rollback()
     assert versions == ["1.1.0", "1.0.0"]
 

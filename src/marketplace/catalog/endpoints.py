@@ -130,7 +130,9 @@ async def browse(
         browsed = await browse_listed(request.app, session, generation, query, page)
         items = [public_plugin(plugin, name) for plugin, name in browsed.rows]
         return Built(
-            BrowsePage(items=items, total=browsed.total, page=page.page, page_size=page.size),
+            BrowsePage.model_construct(
+                items=items, total=browsed.total, page=page.page, page_size=page.size
+            ),
             "items",
         )
 
@@ -145,7 +147,9 @@ async def featured(
 
     async def build(_generation: Generation) -> Built:
         rows = await service.top_plugins(session, top.limit, featured=True)
-        return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
+        return Built(
+            PluginItems.model_construct(items=[public_plugin(p, n) for p, n in rows]), "items"
+        )
 
     return await serve_public(request, session, user, build)
 
@@ -158,7 +162,9 @@ async def popular(
 
     async def build(_generation: Generation) -> Built:
         rows = await service.top_plugins(session, top.limit, featured=False)
-        return Built(PluginItems(items=[public_plugin(p, n) for p, n in rows]), "items")
+        return Built(
+            PluginItems.model_construct(items=[public_plugin(p, n) for p, n in rows]), "items"
+        )
 
     return await serve_public(request, session, user, build)
 
@@ -190,8 +196,7 @@ async def detail(
     """A listed plugin by id or pluginKey; with the caller's purchase state when logged in."""
 
     async def build(_generation: Generation) -> Built:
-        plugin = await service.listed_plugin(session, plugin_id)
-        name = await service.developer_name(session, plugin.owner_id)
+        plugin, name = await service.listed_plugin_row(session, plugin_id)
         return Built(public_plugin(plugin, name), "plugin")
 
     return await serve_public(request, session, user, build)
@@ -205,10 +210,11 @@ async def versions(
     """Approved versions of a listed plugin, newest (highest semver) first."""
 
     async def build(_generation: Generation) -> Built:
-        plugin = await service.listed_plugin(session, plugin_id)
-        rows = await service.approved_versions(session, plugin.id)
+        plugin, rows = await service.listed_plugin_versions(session, plugin_id)
         paid = not plugin.is_free
-        return Built(VersionItems(items=[public_version(v, paid=paid) for v in rows]))
+        return Built(
+            VersionItems.model_construct(items=[public_version(v, paid=paid) for v in rows])
+        )
 
     return await serve_public(request, session, user, build)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -12,8 +12,10 @@ from sqlalchemy import (
     ColumnElement,
     Select,
     String,
+    and_,
     func,
     literal_column,
+    or_,
     select,
     text,
 )
@@ -223,14 +225,49 @@ async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) 
     return plugin
 
 
-async def developer_name(session: AsyncSession, owner_id: str) -> str:
-    name = await session.scalar(
-        select(DEVELOPER_NAME)
-        .select_from(User)
-        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == User.id)
-        .where(User.id == owner_id)
-    )
-    return str(name)
+def _ref_condition(ref: str) -> ColumnElement[bool]:
+    """The plugins a path reference can name: the one with that id, the one with that key."""
+    by_key = Plugin.plugin_key == ref
+    return or_(Plugin.id == ref, by_key) if _looks_like_id(ref) else by_key
+
+
+def _named(ref: str, plugin_ids: Iterable[str]) -> str | None:
+    """Which of the plugins found for `ref` it names: its id first (CONTRACT 3)."""
+    found = list(plugin_ids)
+    if ref in found:
+        return ref
+    return found[0] if found else None
+
+
+async def listed_plugin_row(session: AsyncSession, ref: str) -> PluginRow:
+    """A listed plugin and its developer's name, by id or pluginKey, in one query."""
+    rows = (
+        await session.execute(
+            select(Plugin, DEVELOPER_NAME)
+            .join(User, User.id == Plugin.owner_id)
+            .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
+            .where(_ref_condition(ref))
+            .limit(2)
+        )
+    ).all()
+    chosen = _named(ref, (plugin.id for plugin, _name in rows))
+    for plugin, name in rows:
+        if plugin.id == chosen and is_listed(plugin):
+            return plugin, str(name)
+    raise PluginNotFound(details=plugin_named(ref))
+
+
+async def listed_plugin_versions(
+    session: AsyncSession, ref: str
+) -> tuple[Plugin, list[PluginVersion]]:
+    """A listed plugin and its approved versions (highest first), in one query."""
+    rows = (await session.execute(listed_versions_statement(ref))).all()
+    chosen = _named(ref, dict.fromkeys(plugin.id for plugin, _version in rows))
+    plugin = next((p for p, _version in rows if p.id == chosen), None)
+    if plugin is None or not is_listed(plugin):
+        raise PluginNotFound(details=plugin_named(ref))
+    versions = [v for p, v in rows if p.id == chosen and v is not None]
+    return plugin, sorted(versions, key=lambda v: version_key(v.version), reverse=True)
 
 
 async def developer_names(session: AsyncSession, owner_ids: set[str]) -> dict[str, str]:
@@ -261,22 +298,24 @@ def is_newer(candidate: str | None, current: str) -> bool:
     return candidate != current
 
 
-def approved_versions_statement(plugin_id: str) -> Select[PluginVersion]:
-    """A plugin's approved versions, through the (plugin_id, version) unique index."""
-    # `review_status || ''` is the same test, but no index serves it: neither database may
-    # then look the status up in ix_plugin_versions_review_status, where every version of a
-    # big catalogue is approved (SQLite chose it without statistics: 120 ms at 100,000
-    # plugins; PostgreSQL did too on a table it had not analysed). The plugin's own few
-    # rows are found by plugin_id and tested one by one.
-    status = PluginVersion.review_status.concat(literal_column("''", String))
-    return select(PluginVersion).where(
-        PluginVersion.plugin_id == plugin_id, status == ReviewStatus.APPROVED.value
+# `review_status || ''` is the same test, but no index serves it: neither database may
+# then look the status up in ix_plugin_versions_review_status, where every version of a
+# big catalogue is approved (SQLite chose it without statistics: 120 ms at 100,000
+# plugins; PostgreSQL did too on a table it had not analysed). The plugin's own few rows
+# are found by plugin_id and tested one by one.
+_APPROVED_VERSION = (
+    PluginVersion.review_status.concat(literal_column("''", String)) == ReviewStatus.APPROVED.value
+)
+
+
+def listed_versions_statement(ref: str) -> Select[Plugin, PluginVersion]:
+    """The plugins `ref` can name, each with its approved versions (or one row of None),
+    through the (plugin_id, version) unique index."""
+    return (
+        select(Plugin, PluginVersion)
+        .outerjoin(PluginVersion, and_(PluginVersion.plugin_id == Plugin.id, _APPROVED_VERSION))
+        .where(_ref_condition(ref))
     )
-
-
-async def approved_versions(session: AsyncSession, plugin_id: str) -> list[PluginVersion]:
-    rows = await session.scalars(approved_versions_statement(plugin_id))
-    return sorted(rows, key=lambda v: version_key(v.version), reverse=True)
 
 
 async def reviews_page(
