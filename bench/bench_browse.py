@@ -236,6 +236,27 @@ def make_catalogue(size: int, owner_id: str, keyring_file: Path) -> Catalogue:
     return Catalogue(plugins, versions, detail_id, plugins[download][0])
 
 
+def load_sqlite_catalogue(path: Path) -> Catalogue:
+    """The catalogue of a kept data folder (--data-root), read back in the seed's column
+    order and plugin order (rowid), so the mix draws the same kinds of URLs."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        # The column names are this module's constants, not input.
+        plugins = db.execute(f"SELECT {', '.join(PLUGIN_COLUMNS)} FROM plugins ORDER BY rowid")  # noqa: S608
+        plugin_rows = [tuple(row) for row in plugins]
+        versions = db.execute(
+            f"SELECT {', '.join(VERSION_COLUMNS)} FROM plugin_versions ORDER BY rowid"  # noqa: S608
+        )
+        version_rows = [tuple(row) for row in versions]
+    middle = len(plugin_rows) // 2
+    download = next(
+        i for i in range(middle, len(version_rows)) if version_rows[i][5] == "config_only"
+    )
+    by_id = {row[0]: row for row in plugin_rows}
+    return Catalogue(
+        plugin_rows, version_rows, plugin_rows[middle][0], by_id[version_rows[download][1]][0]
+    )
+
+
 def _sqlite_value(value: Any) -> Any:
     if isinstance(value, datetime):  # SQLAlchemy's SQLite DATETIME storage format
         return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -503,6 +524,7 @@ class MixOptions:
     samples: int
     single: bool  # the single-URL wrk figures too
     host_workers: int = 0  # then a restart under this many workers, timed, and its memory
+    data_root: Path | None = None  # keep each SQLite data folder here, and reuse it next time
 
 
 @dataclass
@@ -681,7 +703,8 @@ def run_size(
     database: str, size: int, work: Path, bare_url: str, duration: int, warmup: int,
     options: MixOptions,
 ) -> SizeResult:  # fmt: skip
-    data_dir = work / f"{database}-{size}"
+    data_dir = (options.data_root or work) / f"{database}-{size}"
+    reuse = database == "sqlite" and (data_dir / "marketplace.db").exists()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with contextlib.ExitStack() as stack:
@@ -690,13 +713,21 @@ def run_size(
             name = stack.enter_context(postgres_database(size))
             database_url = f"postgresql+asyncpg://{PG_HOST}/{name}"
         env = service_env(data_dir, port, database_url)
-        print(f"{database} {size:,} plugins: migrating and seeding ...", flush=True)
-        cli(env, "db", "upgrade")
-        for email, role in ((DEV_EMAIL, "DEVELOPER"), (USER_EMAIL, "USER")):
-            cli(env, "user", "create", "--email", email, "--password", PASSWORD,
-                "--name", f"Bench {role.title()}", "--role", role)  # fmt: skip
         start = time.perf_counter()
-        if database == "postgres":
+        if reuse:
+            print(f"{database} {size:,} plugins: reusing {data_dir}", flush=True)
+            cli(env, "db", "upgrade")
+            where = str(data_dir / "marketplace.db")
+            catalogue = load_sqlite_catalogue(data_dir / "marketplace.db")
+        else:
+            print(f"{database} {size:,} plugins: migrating and seeding ...", flush=True)
+            cli(env, "db", "upgrade")
+            for email, role in ((DEV_EMAIL, "DEVELOPER"), (USER_EMAIL, "USER")):
+                cli(env, "user", "create", "--email", email, "--password", PASSWORD,
+                    "--name", f"Bench {role.title()}", "--role", role)  # fmt: skip
+        if reuse:
+            pass  # read back above
+        elif database == "postgres":
             where = f"postgresql://{PG_HOST}/{name}"
             catalogue = asyncio.run(seed_postgres(where, size, data_dir / KEYRING_FILE))
         else:
@@ -1082,6 +1113,13 @@ def main(argv: list[str] | None = None) -> int:
         "index, time it until searches use the index, and read its memory (e.g. 4)",
     )
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    parser.add_argument(
+        "--data-root",
+        type=Path,
+        default=None,
+        help="keep SQLite data folders (seeded catalogue, index) under this folder and reuse "
+        "them on the next run instead of seeding again (1,000,000 plugins: 15 minutes)",
+    )
     args = parser.parse_args(argv)
     options = MixOptions(
         requests=args.mix_requests,
@@ -1090,6 +1128,7 @@ def main(argv: list[str] | None = None) -> int:
         samples=args.uncached_samples,
         single=not args.mix_only,
         host_workers=args.host_workers,
+        data_root=args.data_root,
     )
     if args.mix_only and not args.mix_requests:
         parser.error("--mix-only needs --mix-requests > 0")

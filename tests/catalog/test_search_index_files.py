@@ -8,6 +8,7 @@ refuses another process."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,10 @@ async def test_one_index_writes_and_another_reads_the_same_files(
 
     # A change: the reader's request holds the new generation; the writer's follower (not
     # the reader) brings the files there, and the reader waits for that commit.
+    committed = writer._store.view().generation
     await _rename(sessionmaker, plugins[2], "Storm chaser")
+    await asyncio.sleep(5 * search_index_module.FOLLOW_SECONDS)
+    assert writer._store.view().generation == committed  # nobody waits: no commit yet
     storm = await _found(reader, sessionmaker, "storm")
     assert storm == (1, [plugins[2].id]) == await _expected(sessionmaker, "storm")
     assert not reader.writing

@@ -72,10 +72,14 @@ INLINE_BUILD_LIMIT = 2_000
 BUILD_BATCH = 2_000
 CHANGE_BATCH = 500
 # The writer's arena: it grows as documents need and is flushed as a segment when full.
-# 1,000,000 plugins need about 2 GB: built in two or three segments at this size.
-HEAP_BYTES = 1024 * 1024 * 1024
-# The writer looks at the database's generation this often (one cheap read: see
-# catalog.cache's readers), so a reader in another process waits about this long.
+# One segment for up to about 1.5 million plugins: a sort by a string key reads each
+# segment's top hits as text, so name and rating page 30 at 1,000,000 plugins cost 40 ms
+# in three segments (a 1 GB arena) and 21 ms in one. The arena is taken only while a
+# build runs (about 2 GB at 1,000,000, in the writer alone); commits of a few changed
+# plugins use little of it.
+HEAP_BYTES = 3 * 1024 * 1024 * 1024
+# The writer looks this often for a reader waiting for a generation (one small file),
+# so a reader in another process waits about this long plus a commit.
 FOLLOW_SECONDS = 0.01
 FOLLOW_RETRY_SECONDS = 1.0
 # A reader behind its request's generation reloads every READER_POLL_SECONDS, and after
@@ -501,20 +505,23 @@ class SearchIndex:
         self._show(self._store.view())
 
     async def _follow(self) -> None:
-        """The writer's loop: bring the index up to the database's generation as soon as it
-        moves, so readers in other processes wait as little as possible."""
+        """The writer's loop: when a reader in another process waits for a generation the
+        index does not show yet, bring the index up to the database's. Only then: a commit
+        costs milliseconds, and without readers waiting the writer's own searches catch up
+        when they need to, many changes in one commit."""
         while True:
             await asyncio.sleep(FOLLOW_SECONDS)
             try:
-                current = await self._current_generation()
-                if current is None or current <= self.generation or not self.ready:
+                wanted = self._store.wanted()
+                if wanted is None or wanted <= self.generation or not self.ready:
                     continue
-                if self._building or current - self.generation > KEPT_GENERATIONS:
+                if self._building or wanted - self.generation > KEPT_GENERATIONS:
                     continue  # (re)builds start from a search, as the first one does
+                target = max(wanted, await self._current_generation() or 0)
                 async with self._sessions() as session:
                     async with self._lock:
-                        if current > self.generation and not self._building:
-                            await self._catch_up(session, current)
+                        if target > self.generation and not self._building:
+                            await self._catch_up(session, target)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -536,22 +543,28 @@ class SearchIndex:
         view = self._view
         if view is not None and self.generation >= generation:
             return view
+        self._show(self._store.view())
+        if not self.ready:
+            return None  # not built yet (or being rebuilt): SQL answers
+        if self.generation >= generation:
+            return self._view
+        if not await _noted_between(session, self.generation, generation):
+            self._show_through(generation)
+            return self._view
+        # Plugins changed since: wait for the writer to commit them.
+        self._store.want(generation)
         deadline = time.monotonic() + READER_WAIT_SECONDS
-        while True:
+        while time.monotonic() < deadline:
+            await asyncio.sleep(READER_POLL_SECONDS)
             self._show(self._store.view())
             if not self.ready:
-                return None  # not built yet (or being rebuilt): SQL answers
+                return None
             if self.generation >= generation:
                 return self._view
-            if not await _noted_between(session, self.generation, generation):
-                self._show_through(generation)
-                return self._view
-            if time.monotonic() >= deadline:
-                # The writer is not following: its process may have gone. Claim the writer
-                # at the next search (if it is free) and answer this one in SQL.
-                self._claim_after = 0.0
-                return None
-            await asyncio.sleep(READER_POLL_SECONDS)
+        # The writer is not following: its process may have gone. Claim the writer at the
+        # next search (if it is free) and answer this one in SQL.
+        self._claim_after = 0.0
+        return None
 
     def _show(self, view: View) -> None:
         """Search `view` from now on. Its generation, unless this process already knows the

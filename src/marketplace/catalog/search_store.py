@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ LAYOUT = "layout-1"
 PLUGIN_ID = "pid"  # every document's id field (catalog.search_index's schema)
 META_ID = "meta:generation"  # the meta document's pid (plugin ids are UUIDs)
 META_GENERATION = "generation"
+# A reader waiting for a generation writes it here; the writer's follower reads it. One
+# fixed-width number written in one call, so a read sees one whole number.
+WANTED_FILE = "wanted"
+_WANTED_WIDTH = 20
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,23 @@ class IndexStore:
         index.reload()
         searcher = index.searcher()
         return View(searcher, meta_generation(index.schema, searcher))
+
+    def want(self, generation: int) -> None:
+        """Tell the writer a reader waits for `generation` (best effort)."""
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path / WANTED_FILE, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.pwrite(fd, f"{generation:0{_WANTED_WIDTH}d}".encode(), 0)
+            finally:
+                os.close(fd)
+
+    def wanted(self) -> int | None:
+        """The generation a reader last asked for, if any."""
+        try:
+            with (self.path / WANTED_FILE).open("rb") as file:
+                return int(file.read(_WANTED_WIDTH))
+        except (OSError, ValueError):
+            return None
 
     def release(self) -> None:
         """Give up the writer (its lock), e.g. when the app shuts down."""
