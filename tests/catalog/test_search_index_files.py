@@ -95,11 +95,15 @@ def _count_documents(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def test_one_index_writes_and_another_reads_the_same_files(
-    factory: Factory, sessionmaker: async_sessionmaker[AsyncSession], open_index: OpenIndex
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     plugins = await _catalogue(factory)
     writer = open_index()
     reader = open_index()
+    monkeypatch.setattr(search_index_module, "READER_WAIT_SECONDS", 10.0)  # a slow machine
     assert await _found(writer, sessionmaker, "weather") == await _expected(sessionmaker, "weather")
     assert writer.writing and not reader.writing
     assert await _found(reader, sessionmaker, "weather") == (6, [p.id for p in plugins])
@@ -198,8 +202,10 @@ async def test_a_reader_takes_the_writer_over_when_its_process_has_gone(
     writer.close()  # its process ends: the lock file is free, nobody follows
     await _rename(sessionmaker, plugins[3], "Storm")
     monkeypatch.setattr(search_index_module, "READER_WAIT_SECONDS", 0.05)
+    reader._claim_after = float("inf")
 
     assert await _found(reader, sessionmaker, "storm") is None  # waited, then SQL
+    assert not reader.writing and reader._claim_after == 0.0  # it will try at the next one
     assert await _found(reader, sessionmaker, "storm") == (1, [plugins[3].id])
     assert reader.writing
 
@@ -261,7 +267,8 @@ async def test_a_change_to_no_plugin_needs_no_commit(
     writer = open_index()
     reader = open_index()
     await _found(writer, sessionmaker, "weather")
-    await _found(reader, sessionmaker, "weather")  # it tried the writer: taken
+    await _found(reader, sessionmaker, "weather")
+    reader._claim_after = float("inf")  # it does not take the writer over here
     writer.close()  # nobody follows from here on
     monkeypatch.setattr(search_index_module, "READER_WAIT_SECONDS", 0.0)
     async with sessionmaker() as session:
@@ -308,3 +315,93 @@ async def test_the_service_prepares_its_index_at_start(
         async with sessionmaker() as session:
             assert index.generation == await _generation(session)
     assert not index.writing  # given up at shutdown
+
+
+async def test_readers_never_answer_from_files_ahead_of_the_database(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An older copy of the database restored under the files: a reader that opens them
+    first (before any writer looked) sees a generation the database has not reached and
+    answers in SQL; once the writer has rebuilt, it answers from the new build, at that
+    build's lower generation."""
+    plugins = await _catalogue(factory)
+    first = open_index()
+    await _found(first, sessionmaker, "weather")
+    first.close()
+    async with sessionmaker() as session:
+        await session.execute(
+            text("UPDATE plugins SET name = 'Storm' WHERE id = :id"), {"id": plugins[1].id}
+        )
+        await session.execute(text("UPDATE catalog_generation SET generation = 1"))
+        await session.execute(text("DELETE FROM plugin_search_changes"))
+        await session.commit()
+    reader = open_index()
+    reader._claim_after = float("inf")
+    held = open_index()
+    held._claim()  # a writer that has not looked yet
+    assert held.writing and not reader.writing
+    assert await _found(reader, sessionmaker, "storm") is None
+    assert await _found(held, sessionmaker, "storm") == (1, [plugins[1].id])  # rebuilt
+    assert await _found(reader, sessionmaker, "storm") == (1, [plugins[1].id])
+    async with sessionmaker() as session:
+        assert reader.generation == held.generation == await _generation(session)
+
+
+async def test_a_stale_wanted_number_never_becomes_the_generation(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+) -> None:
+    """The wanted file only wakes the writer: it commits the database's own generation."""
+    plugins = await _catalogue(factory)
+    writer = open_index()
+    await _found(writer, sessionmaker, "weather")
+    await _rename(sessionmaker, plugins[0], "Storm")
+    async with sessionmaker() as session:
+        current = await _generation(session)
+    assert writer._store.want(10**9)
+    for _ in range(500):  # the follower wakes, commits the database's generation
+        await asyncio.sleep(search_index_module.FOLLOW_SECONDS)
+        if writer._store.view().generation == current:
+            break
+    assert writer._store.view().generation == current < 10**9
+    await asyncio.sleep(5 * search_index_module.FOLLOW_SECONDS)
+    assert writer._store.view().generation == current  # and nothing more
+    restarted_files = writer._store.path / search_store.WANTED_FILE
+    writer.close()
+    again = open_index()
+    await _found(again, sessionmaker, "weather")
+    assert not restarted_files.exists()  # a new writer forgets what earlier readers wanted
+
+
+async def test_an_unusable_directory_leaves_searches_to_sql(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+    tmp_path: Path,
+) -> None:
+    await _catalogue(factory, 2)
+    (tmp_path / "blocked").write_text("a file where the index's folder should be")
+    index = open_index("blocked/index")
+    assert await _found(index, sessionmaker, "weather") is None
+    assert index.failures == 1 and not index.ready
+
+
+async def test_a_reader_far_behind_does_not_trust_the_notes(
+    factory: Factory,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    open_index: OpenIndex,
+) -> None:
+    """Notes older than the kept window are deleted, so their absence proves nothing."""
+    await _catalogue(factory, 2)
+    writer = open_index()
+    reader = open_index()
+    reader._claim_after = float("inf")
+    await _found(writer, sessionmaker, "weather")
+    async with sessionmaker() as session:
+        far = await _generation(session) + search_index_module.KEPT_GENERATIONS + 1
+        found = await reader.find(session, far, _query("weather"), PAGE)
+    assert found is None and reader.generation < far

@@ -50,6 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from marketplace.catalog.cache import GENERATION_SQL, catalog_cache
 from marketplace.catalog.schemas import BrowseSort
 from marketplace.catalog.search_store import (
+    META_BUILD,
     META_GENERATION,
     META_ID,
     PLUGIN_ID,
@@ -57,6 +58,7 @@ from marketplace.catalog.search_store import (
     View,
     index_directory,
     meta_document,
+    new_build,
 )
 from marketplace.catalog.service import BrowseQuery, count_statement
 from marketplace.kit.pagination import Page
@@ -124,6 +126,7 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("type", tokenizer_name="raw", index_option="basic")
     builder.add_boolean_field("is_free", indexed=True)
     builder.add_unsigned_field(META_GENERATION, stored=True)  # the meta document's
+    builder.add_text_field(META_BUILD, tokenizer_name="raw", index_option="basic", stored=True)
     for sort in BrowseSort:
         builder.add_text_field(_key_field(sort), fast=True, tokenizer_name="raw")
     for sort in RANKED:
@@ -297,12 +300,13 @@ def _listed(row: Any) -> bool:
 
 class SearchIndex:
     """The index of this host, as this process sees it. `find` answers from it, or returns
-    None (search in SQL) while it is not built or cannot show the request's generation.
+    None (search in SQL) while it is not built, cannot show the request's generation, or
+    fails.
 
     One process holds the writer (search_store): it builds the index, brings it up to the
-    generation of each of its requests, and follows the catalogue in the background so that
-    the others, which only reload, find it current. A reader behind its request's generation
-    waits briefly for the writer; if the writer has gone, a reader claims the writer."""
+    generation of each of its requests, and commits for readers in other processes that
+    wait for a generation (the `wanted` file). A reader behind its request's generation
+    waits briefly for that commit; if the writer has gone, a reader claims the writer."""
 
     def __init__(
         self,
@@ -317,7 +321,8 @@ class SearchIndex:
         self._schema = _schema()
         self._store = IndexStore(directory, lambda path: _open_index(self._schema, path))
         self._view: View | None = None
-        self._view_generation: int | None = None  # the meta document's, of `_view`
+        self._build_id: str | None = None  # the build `_view` comes from
+        self._trusted_build: str | None = None  # a reader's: checked against the database
         self.generation = 0  # the catalogue generation the index shows (0: not built)
         self._lock = asyncio.Lock()
         self._building = False
@@ -326,6 +331,8 @@ class SearchIndex:
         self._preparing: asyncio.Task[None] | None = None
         self._started = False  # the writer's first look at what it opened
         self._claim_after = 0.0  # a reader's next attempt to claim the writer
+        self._wait_after = 0.0  # a reader that waited in vain answers in SQL until then
+        self._closed = False
         self.failures = 0
 
     @property
@@ -341,39 +348,43 @@ class SearchIndex:
         self, session: AsyncSession, generation: int, query: Any, page: Page
     ) -> Found | None:
         """The total and the page's ids of a browse with q, or None when the index cannot
-        answer yet. `generation` is the one the request read: the index is brought up to it
+        answer. `generation` is the one the request read: the index is brought up to it
         first (or found there), so it never answers from an older catalogue."""
-        if not self.writing and self._may_claim():
-            self._claim()
-        if self.writing:
-            view = await self._writer_view(session, generation)
-        else:
-            view = await self._reader_view(session, generation)
-        if view is None:
+        if self._closed:
             return None
-        return _search(self._schema, view.searcher, query, page)
+        try:
+            if not self.writing and self._may_claim():
+                self._claim()
+            if self.writing:
+                view = await self._writer_view(session, generation)
+            else:
+                view = await self._reader_view(session, generation)
+            if view is None:
+                return None
+            return _search(self._schema, view.searcher, query, page)
+        except Exception:  # a broken or unwritable index: the database answers instead
+            self.failures += 1
+            log.exception("search index failed; searching in SQL")
+            return None
 
     def prepare(self) -> None:
         """At start, in the background: open the files, take the writer if it is free and
         bring the index up to the database (or start building it), so that the first
         searches find it ready instead of doing that work."""
-        self._preparing = asyncio.create_task(self._prepare())
+        if not self._closed:
+            self._preparing = asyncio.create_task(self._prepare())
 
     async def _prepare(self) -> None:
         try:
-            if self._may_claim():
-                self._claim()
             async with self._sessions() as session:
                 generation = await _read_generation(session)
-                if self.writing:
-                    await self._writer_view(session, generation)
-                else:
-                    self._show(self._store.view())
+                await self.find(session, generation, _PREPARING, Page(1, 1))
         except Exception:  # the first search tries again
             log.exception("search index preparation failed")
 
     def close(self) -> None:
         """Stop following and give the writer up (another process may claim it)."""
+        self._closed = True
         for task in (self._preparing, self._follower, self._build_task):
             if task is not None:
                 task.cancel()
@@ -387,19 +398,23 @@ class SearchIndex:
 
     def _claim(self) -> None:
         self._claim_after = time.monotonic() + CLAIM_RETRY_SECONDS
+        if self.writing or self._closed:
+            return
         if self._store.claim_writer(HEAP_BYTES):
             self._started = False
             self._follower = asyncio.create_task(self._follow())
 
     async def _writer_view(self, session: AsyncSession, generation: int) -> View | None:
         if not self._started:
-            await self._start(session)
+            async with self._lock:
+                if not self._started:
+                    await self._start(session)
         if self._building:
             return None
         if not self.ready or generation - self.generation > KEPT_GENERATIONS:
             # Not built, or further behind than the notes kept: build from scratch.
             await self._ensure_build(session)
-            if not self.ready:
+            if not self.ready or self._building:
                 return None
         if self.generation < generation:
             async with self._lock:
@@ -408,9 +423,10 @@ class SearchIndex:
         return self._view if not self._building else None
 
     async def _start(self, session: AsyncSession) -> None:
-        """The writer's first look: what the files show. Ahead of the database (a restore
-        of an older copy, or another database at the same URL): rebuild."""
-        self._started = True
+        """The writer's first look (under the lock): what the files show. Ahead of the
+        database (an older copy restored, or another database at the same URL): emptied at
+        once, in one commit, so that readers stop answering from them; a build follows."""
+        self._store.clear_wanted()
         self._show(self._store.view())
         if self.ready:
             current = await _read_generation(session)
@@ -419,29 +435,23 @@ class SearchIndex:
                     "search index at generation %d is ahead of the database (%d): rebuilding",
                     self.generation, current,
                 )  # fmt: skip
-                await self._ensure_build(session, forget=True)
+                writer = self._writer()
+                writer.delete_all_documents()
+                await _commit(writer)
+                self._show(self._store.view())
+        self._started = True
 
-    async def _ensure_build(self, session: AsyncSession, *, forget: bool = False) -> None:
-        if self._build_task is not None and not self._build_task.done():
+    async def _ensure_build(self, session: AsyncSession) -> None:
+        if self._building:
             return
-        if forget:
-            await self._forget()
+        self._building = True  # before any await: one build at a time
+        self._build_task = asyncio.create_task(self._build())
         everything = BrowseQuery(
             q=None, category=None, type=None, is_free=None, sort=BrowseSort.POPULAR
         )
         listed = int(await session.scalar(count_statement(everything)) or 0)
-        self._building = True
-        self._build_task = asyncio.create_task(self._build())
         if listed <= INLINE_BUILD_LIMIT:
             await asyncio.shield(self._build_task)
-
-    async def _forget(self) -> None:
-        """Commit an empty index at once: readers stop answering from the old documents."""
-        writer = self._writer()
-        async with self._lock:
-            writer.delete_all_documents()
-            await asyncio.to_thread(writer.commit)
-            self._show(self._store.view())
 
     async def _build(self) -> None:
         writer = self._writer()
@@ -453,21 +463,23 @@ class SearchIndex:
                         execution_options={"isolation_level": "REPEATABLE READ"}
                     )
                 generation = await _read_generation(session)
-                writer.delete_all_documents()
-                result = await session.stream(
-                    rows_statement().execution_options(yield_per=BUILD_BATCH)
-                )
-                async for rows in result.partitions():
-                    _add(writer, rows)
-                    await asyncio.sleep(0)  # let requests in between batches
-                writer.add_document(meta_document(generation))
-                await asyncio.to_thread(writer.commit)
+                try:
+                    writer.delete_all_documents()
+                    result = await session.stream(
+                        rows_statement().execution_options(yield_per=BUILD_BATCH)
+                    )
+                    async for rows in result.partitions():
+                        _add(writer, rows)
+                        await asyncio.sleep(0)  # let requests in between batches
+                    writer.add_document(meta_document(generation, new_build()))
+                except BaseException:
+                    writer.rollback()
+                    raise
+                await _commit(writer)
                 self._show(self._store.view())
         except Exception:  # the service keeps searching in SQL; the next search retries
             self.failures += 1
             log.exception("search index build failed")
-            with contextlib.suppress(Exception):
-                writer.rollback()
         finally:
             self._building = False
 
@@ -497,31 +509,38 @@ class SearchIndex:
                     writer.delete_documents_by_term(PLUGIN_ID, plugin_id)
                 _add(writer, rows)
             writer.delete_documents_by_term(PLUGIN_ID, META_ID)
-            writer.add_document(meta_document(generation))
-            await asyncio.to_thread(writer.commit)
+            writer.add_document(meta_document(generation, self._build_id or new_build()))
         except BaseException:
             writer.rollback()  # nothing half applied stays queued for the next commit
             raise
+        await _commit(writer)
         self._show(self._store.view())
 
     async def _follow(self) -> None:
         """The writer's loop: when a reader in another process waits for a generation the
         index does not show yet, bring the index up to the database's. Only then: a commit
         costs milliseconds, and without readers waiting the writer's own searches catch up
-        when they need to, many changes in one commit."""
+        when they need to, many changes in one commit. The wanted number only wakes it:
+        what it commits is the database's own generation."""
         while True:
             await asyncio.sleep(FOLLOW_SECONDS)
             try:
                 wanted = self._store.wanted()
                 if wanted is None or wanted <= self.generation or not self.ready:
                     continue
-                if self._building or wanted - self.generation > KEPT_GENERATIONS:
+                if self._building:
+                    continue
+                current = await self._current_generation()
+                if current is None:
+                    current = await self._generation_by_session()
+                if current is None or current <= self.generation:
+                    continue
+                if current - self.generation > KEPT_GENERATIONS:
                     continue  # (re)builds start from a search, as the first one does
-                target = max(wanted, await self._current_generation() or 0)
                 async with self._sessions() as session:
                     async with self._lock:
-                        if target > self.generation and not self._building:
-                            await self._catch_up(session, target)
+                        if current > self.generation and not self._building:
+                            await self._catch_up(session, current)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -541,40 +560,65 @@ class SearchIndex:
 
     async def _reader_view(self, session: AsyncSession, generation: int) -> View | None:
         view = self._view
-        if view is not None and self.generation >= generation:
+        if view is not None and self.generation >= generation and self._trusted():
             return view
         self._show(self._store.view())
-        if not self.ready:
-            return None  # not built yet (or being rebuilt): SQL answers
+        if not self.ready or not await self._trust():
+            return None  # not built yet, being rebuilt, or not this database's: SQL
         if self.generation >= generation:
             return self._view
+        if generation - self.generation > KEPT_GENERATIONS:
+            return None  # the notes in between may be gone: the writer rebuilds
         if not await _noted_between(session, self.generation, generation):
             self._show_through(generation)
             return self._view
-        # Plugins changed since: wait for the writer to commit them.
-        self._store.want(generation)
+        # Plugins changed since: wait for the writer to commit them (unless a wait just
+        # now came to nothing: then answer in SQL for a while).
+        if time.monotonic() < self._wait_after or not self._store.want(generation):
+            return None
         deadline = time.monotonic() + READER_WAIT_SECONDS
         while time.monotonic() < deadline:
             await asyncio.sleep(READER_POLL_SECONDS)
             self._show(self._store.view())
-            if not self.ready:
+            if not self.ready or not self._trusted():
                 return None
             if self.generation >= generation:
                 return self._view
         # The writer is not following: its process may have gone. Claim the writer at the
-        # next search (if it is free) and answer this one in SQL.
+        # next search (if it is free) and answer in SQL meanwhile.
         self._claim_after = 0.0
+        self._wait_after = time.monotonic() + CLAIM_RETRY_SECONDS
         return None
 
+    def _trusted(self) -> bool:
+        return self._build_id is not None and self._build_id == self._trusted_build
+
+    async def _trust(self) -> bool:
+        """Whether this build's files can be this database's: a reader asks once per
+        build whether they show a generation the database has reached (files ahead of it
+        are an older copy's, which the writer empties and rebuilds)."""
+        if self._trusted():
+            return True
+        current = await self._generation_by_session()
+        if current is None or self._view is None or self._view.generation is None:
+            return False
+        if self._view.generation > current:
+            return False
+        self._trusted_build = self._build_id
+        return True
+
     def _show(self, view: View) -> None:
-        """Search `view` from now on. Its generation, unless this process already knows the
-        documents hold for a later one (no plugin noted in between: `_show_through`)."""
+        """Search `view` from now on, at its generation; within one build, unless this
+        process already knows the documents hold for a later one (`_show_through`)."""
         self._view = view
         if view.generation is None:
+            self._build_id = None
             self._moved_to(0)
-        elif view.generation > self.generation or self._view_generation is None:
+        elif view.build != self._build_id:
+            self._build_id = view.build  # another build: its numbers, lower ones too
             self._moved_to(view.generation)
-        self._view_generation = view.generation
+        elif view.generation > self.generation:
+            self._moved_to(view.generation)
 
     def _show_through(self, generation: int) -> None:
         """The documents shown hold for `generation` too: no plugin was noted since."""
@@ -586,6 +630,25 @@ class SearchIndex:
             self.generation = generation
             if self._on_generation is not None:
                 self._on_generation(generation)
+
+
+# What `prepare` asks: any search brings the index up to the database.
+_PREPARING = BrowseQuery(q="a", category=None, type=None, is_free=None, sort=BrowseSort.POPULAR)
+
+
+async def _commit(writer: tantivy.IndexWriter) -> None:
+    """writer.commit in a thread, waited for even when the caller is cancelled: Tantivy
+    holds the writer until it returns, and the lock must not be released before."""
+    done = asyncio.ensure_future(asyncio.to_thread(writer.commit))
+    try:
+        await asyncio.shield(done)
+    except asyncio.CancelledError:
+        await asyncio.wait([done])
+        raise
+    except Exception:
+        with contextlib.suppress(Exception):
+            writer.rollback()
+        raise
 
 
 def _add(writer: tantivy.IndexWriter, rows: Iterable[Any]) -> None:

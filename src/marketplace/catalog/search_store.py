@@ -24,6 +24,7 @@ import hashlib
 import logging
 import os
 import shutil
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,10 +35,11 @@ from sqlalchemy.engine import make_url
 log = logging.getLogger(__name__)
 
 # Change when a document or the schema changes: the next start builds in a new directory.
-LAYOUT = "layout-1"
+LAYOUT = "layout-2"
 PLUGIN_ID = "pid"  # every document's id field (catalog.search_index's schema)
 META_ID = "meta:generation"  # the meta document's pid (plugin ids are UUIDs)
 META_GENERATION = "generation"
+META_BUILD = "build"  # a new id for every build: its generations are its own
 # A reader waiting for a generation writes it here; the writer's follower reads it. One
 # fixed-width number written in one call, so a read sees one whole number.
 WANTED_FILE = "wanted"
@@ -46,10 +48,12 @@ _WANTED_WIDTH = 20
 
 @dataclass(frozen=True)
 class View:
-    """A searcher and the generation its documents show (None: not built yet)."""
+    """A searcher, the generation its documents show (None: not built yet) and the id of
+    the build they come from."""
 
     searcher: tantivy.Searcher
     generation: int | None
+    build: str | None
 
 
 def index_directory(root: Path, database_url: str) -> Path:
@@ -97,16 +101,24 @@ class IndexStore:
         index = self.index
         index.reload()
         searcher = index.searcher()
-        return View(searcher, meta_generation(index.schema, searcher))
+        return View(searcher, *read_meta(index.schema, searcher))
 
-    def want(self, generation: int) -> None:
-        """Tell the writer a reader waits for `generation` (best effort)."""
-        with contextlib.suppress(OSError):
+    def want(self, generation: int) -> bool:
+        """Tell the writer a reader waits for `generation`; False if it could not be told."""
+        try:
             fd = os.open(self.path / WANTED_FILE, os.O_WRONLY | os.O_CREAT, 0o644)
             try:
                 os.pwrite(fd, f"{generation:0{_WANTED_WIDTH}d}".encode(), 0)
             finally:
                 os.close(fd)
+        except OSError:
+            return False
+        return True
+
+    def clear_wanted(self) -> None:
+        """Forget what readers of earlier files asked for (the writer at its start)."""
+        with contextlib.suppress(OSError):
+            (self.path / WANTED_FILE).unlink(missing_ok=True)
 
     def wanted(self) -> int | None:
         """The generation a reader last asked for, if any."""
@@ -134,16 +146,25 @@ class IndexStore:
                 shutil.rmtree(sibling, ignore_errors=True)
 
 
-def meta_document(generation: int) -> tantivy.Document:
+def new_build() -> str:
+    return uuid.uuid4().hex
+
+
+def meta_document(generation: int, build: str) -> tantivy.Document:
     doc = tantivy.Document()
     doc.add_text(PLUGIN_ID, META_ID)
     doc.add_unsigned(META_GENERATION, generation)
+    doc.add_text(META_BUILD, build)
     return doc
 
 
-def meta_generation(schema: tantivy.Schema, searcher: tantivy.Searcher) -> int | None:
+def read_meta(schema: tantivy.Schema, searcher: tantivy.Searcher) -> tuple[int | None, str | None]:
+    """The generation and build id of the meta document (None, None: not built)."""
     found = searcher.search(tantivy.Query.term_query(schema, PLUGIN_ID, META_ID), limit=1)
     if not found.hits:
-        return None
-    value = searcher.doc(found.hits[0][1]).get_first(META_GENERATION)
-    return None if value is None else int(value)
+        return None, None
+    doc = searcher.doc(found.hits[0][1])
+    generation, build = doc.get_first(META_GENERATION), doc.get_first(META_BUILD)
+    if generation is None or build is None:
+        return None, None
+    return int(generation), str(build)
