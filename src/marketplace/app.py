@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -93,7 +95,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Half-received uploads of killed workers would otherwise stay on disk for good.
         await anyio.to_thread.run_sync(functools.partial(remove_abandoned, upload_dir(settings)))
         if settings.analyze_at_start:
-            await analyze_at_start(engine)
+            # In the background: the statistics of the last run serve meanwhile (at
+            # 1,000,000 plugins ANALYZE takes seconds, which the start would wait for).
+            app.state.analyzing = asyncio.create_task(analyze_at_start(engine))
         await _prepare_log(app)
         index = search_index(app)
         if index is not None:
@@ -193,6 +197,11 @@ async def _prepare_log(app: FastAPI) -> None:
 async def shutdown(app: FastAPI) -> None:
     """Release pooled connections (database, Redis) and the search index's writer."""
     close_search_index(app)
+    analyzing: asyncio.Task[None] | None = getattr(app.state, "analyzing", None)
+    if analyzing is not None and not analyzing.done():
+        analyzing.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await analyzing
     await app.state.limiter.close()
     await app.state.blob_store.aclose()
     await app.state.engine.dispose()

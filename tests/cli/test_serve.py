@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging.config
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from marketplace.cli.server import ANALYZE_THREAD
 from marketplace.config import get_settings
 from marketplace.observability import stdlib_formatter
 from marketplace_client.main import app
@@ -142,6 +144,9 @@ def test_serve_with_workers_takes_sqlite_statistics_once_before_them(
 
     monkeypatch.setenv("MARKETPLACE_ANALYZE_AT_START", "true")
     serve("--workers", "2")
+    for thread in threading.enumerate():  # it runs beside the workers' start
+        if thread.name == ANALYZE_THREAD:
+            thread.join(timeout=60)
     assert os.environ["MARKETPLACE_ANALYZE_AT_START"] == "false"
     assert get_settings().analyze_at_start is False  # what each worker's app reads
     with sqlite3.connect(tmp_path / "data" / "marketplace.db") as db:

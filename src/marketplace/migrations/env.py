@@ -21,8 +21,12 @@ def _configure(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
     )
+    migration = context.get_context()
+    before = migration.get_current_heads()
     with context.begin_transaction():
         context.run_migrations()
+    if migration.get_current_heads() == before:
+        return  # nothing ran (every start of a current database): nothing to re-analyse
     # Migrations copy and index whole tables: the planner must see the result. (Alembic
     # runs SQLite's DDL outside a transaction of its own, so commit this explicitly.)
     analyze(connection)
