@@ -23,6 +23,12 @@ cold pass of 20,000 requests over about 11,000 distinct public URLs, 30 % logged
 the bare page measured by the same client; a per-kind breakdown; and every kind of read
 timed one at a time right after a generation bump (uncached), plus search probes.
 
+With --mix-only --host-workers N (issue 30), each size then restarts the service under N
+workers on the index files the single process left: the start is timed until every
+worker searches from the index, a second pass of the mix is played through the workers,
+and the whole service's memory is read (PSS from /proc/<pid>/smaps_rollup). --data-root
+keeps the seeded SQLite folders and reuses them on the next run.
+
 Prints a table per database (req/s, ratio to the bare endpoint, p50, p99, PASS/FAIL per
 target, the 100k/1k ratio of browse p50) and saves the figures as JSON in bench/results/.
 
