@@ -81,6 +81,25 @@ async def _rename(
         await session.commit()
 
 
+async def _restored_under_the_files(
+    factory: Factory, sessionmaker: async_sessionmaker[AsyncSession], open_index: OpenIndex
+) -> list[Plugin]:
+    """Files indexed, their process stopped, then an older copy of the database "restored":
+    generation 1, no notes, and plugins[1] renamed Storm behind the index's back."""
+    plugins = await _catalogue(factory)
+    first = open_index()
+    await _found(first, sessionmaker, "weather")
+    first.close()
+    async with sessionmaker() as session:
+        await session.execute(
+            text("UPDATE plugins SET name = 'Storm' WHERE id = :id"), {"id": plugins[1].id}
+        )
+        await session.execute(text("UPDATE catalog_generation SET generation = 1"))
+        await session.execute(text("DELETE FROM plugin_search_changes"))
+        await session.commit()
+    return plugins
+
+
 def _count_documents(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the documents the index makes from here on."""
     made: list[str] = []
@@ -168,17 +187,7 @@ async def test_files_ahead_of_the_database_are_rebuilt(
 ) -> None:
     """An older copy of the database restored under the same files: the files show a
     generation the database has not reached, so nothing in them can be trusted."""
-    plugins = await _catalogue(factory)
-    first = open_index()
-    await _found(first, sessionmaker, "weather")
-    first.close()
-    async with sessionmaker() as session:
-        await session.execute(
-            text("UPDATE plugins SET name = 'Storm' WHERE id = :id"), {"id": plugins[1].id}
-        )
-        await session.execute(text("UPDATE catalog_generation SET generation = 1"))
-        await session.execute(text("DELETE FROM plugin_search_changes"))
-        await session.commit()
+    plugins = await _restored_under_the_files(factory, sessionmaker, open_index)
     made = _count_documents(monkeypatch)
 
     restarted = open_index()
@@ -327,17 +336,7 @@ async def test_readers_never_answer_from_files_ahead_of_the_database(
     first (before any writer looked) sees a generation the database has not reached and
     answers in SQL; once the writer has rebuilt, it answers from the new build, at that
     build's lower generation."""
-    plugins = await _catalogue(factory)
-    first = open_index()
-    await _found(first, sessionmaker, "weather")
-    first.close()
-    async with sessionmaker() as session:
-        await session.execute(
-            text("UPDATE plugins SET name = 'Storm' WHERE id = :id"), {"id": plugins[1].id}
-        )
-        await session.execute(text("UPDATE catalog_generation SET generation = 1"))
-        await session.execute(text("DELETE FROM plugin_search_changes"))
-        await session.commit()
+    plugins = await _restored_under_the_files(factory, sessionmaker, open_index)
     reader = open_index()
     reader._claim_after = float("inf")
     held = open_index()
