@@ -201,30 +201,6 @@ def _looks_like_id(value: str) -> bool:
     return True
 
 
-async def find_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin | None:
-    """By id first, then by pluginKey (CONTRACT 3); any review state."""
-
-    async def one(condition: ColumnElement[bool]) -> Plugin | None:
-        stmt = select(Plugin).where(condition)
-        if lock:
-            stmt = stmt.with_for_update().execution_options(populate_existing=True)
-        return await session.scalar(stmt)
-
-    if _looks_like_id(ref):
-        plugin = await one(Plugin.id == ref)
-        if plugin is not None:
-            return plugin
-    return await one(Plugin.plugin_key == ref)
-
-
-async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin:
-    """A listed plugin by id or pluginKey; anything else is 404 PLUGIN_NOT_FOUND."""
-    plugin = await find_plugin(session, ref, lock=lock)
-    if plugin is None or not is_listed(plugin):
-        raise PluginNotFound(details=plugin_named(ref))
-    return plugin
-
-
 def _ref_condition(ref: str) -> ColumnElement[bool]:
     """The plugins a path reference can name: the one with that id, the one with that key."""
     by_key = Plugin.plugin_key == ref
@@ -237,6 +213,24 @@ def _named(ref: str, plugin_ids: Iterable[str]) -> str | None:
     if ref in found:
         return ref
     return found[0] if found else None
+
+
+async def find_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin | None:
+    """By id first, then by pluginKey (CONTRACT 3); any review state. One query."""
+    stmt = select(Plugin).where(_ref_condition(ref)).limit(2)
+    if lock:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    plugins = list(await session.scalars(stmt))
+    chosen = _named(ref, (plugin.id for plugin in plugins))
+    return next((plugin for plugin in plugins if plugin.id == chosen), None)
+
+
+async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) -> Plugin:
+    """A listed plugin by id or pluginKey; anything else is 404 PLUGIN_NOT_FOUND."""
+    plugin = await find_plugin(session, ref, lock=lock)
+    if plugin is None or not is_listed(plugin):
+        raise PluginNotFound(details=plugin_named(ref))
+    return plugin
 
 
 async def listed_plugin_row(session: AsyncSession, ref: str) -> PluginRow:
