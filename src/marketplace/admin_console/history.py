@@ -51,13 +51,13 @@ async def developer_rejections(
     """The developer's latest rejected versions of their other items of this kind."""
     rows = await db.execute(
         select(kind.version_model, kind.item_model)
-        .join(kind.item_model, kind.item_column("id") == kind.parent)
+        .join(kind.item_model, kind.items.id == kind.versions.item_id)
         .where(
-            kind.item_column("owner_id") == owner_id,
-            kind.item_column("id") != item_id,
-            kind.version_column("review_status") == ReviewStatus.REJECTED.value,
+            kind.items.owner_id == owner_id,
+            kind.items.id != item_id,
+            kind.versions.review_status == ReviewStatus.REJECTED.value,
         )
-        .order_by(kind.version_column("created_at").desc(), kind.version_column("id"))
+        .order_by(kind.versions.created_at.desc(), kind.versions.id)
         .limit(REJECTIONS_SHOWN)
     )
     return [(version, item) for version, item in rows.all()]

@@ -56,7 +56,7 @@ async def _render(
 ) -> Response:
     kind = pages.kind
     version = await find_version(db, kind, version_id)
-    item = await find_item(db, kind, getattr(version, kind.parent.key))
+    item = await find_item(db, kind, kind.item_id_of(version))
     versions = await queries.versions_of(db, kind, item.id)
     owner = await db.get(User, item.owner_id)
     audit = await item_audit(db, kind, item.id, [v.id for v in versions])
@@ -203,6 +203,6 @@ async def version_package(
     """The package, through the same short-lived link the admin API hands out."""
     pages = console_kind(slug)
     version: Any = await find_version(db, pages.kind, version_id)
-    item = await find_item(db, pages.kind, getattr(version, pages.kind.parent.key))
+    item = await find_item(db, pages.kind, pages.kind.item_id_of(version))
     link = await package_link(store, settings.download_url_seconds, pages.kind, item, version)
     return redirect(link.url)

@@ -94,14 +94,14 @@ async def diff_base(
     approved = kind.loading_versions(
         select(kind.version_model)
         .where(
-            kind.parent == getattr(version, kind.parent.key),
-            kind.version_column("review_status") == ReviewStatus.APPROVED.value,
-            kind.version_column("id") != version.id,
+            kind.versions.item_id == kind.item_id_of(version),
+            kind.versions.review_status == ReviewStatus.APPROVED.value,
+            kind.versions.id != version.id,
         )
-        .order_by(kind.version_column("created_at").desc(), kind.version_column("id").desc())
+        .order_by(kind.versions.created_at.desc(), kind.versions.id.desc())
         .limit(1)
     )
-    current = await session.scalar(approved.where(kind.version_column("is_latest").is_(True)))
+    current = await session.scalar(approved.where(kind.versions.is_latest.is_(True)))
     return current if current is not None else await session.scalar(approved)
 
 

@@ -139,7 +139,7 @@ def add_version_queue(
         releases: ReleasesDep,
     ) -> Any:
         version = await find_version(session, kind, version_id)
-        item = await find_item(session, kind, getattr(version, kind.parent.key))
+        item = await find_item(session, kind, kind.item_id_of(version))
         release = await release_for_download(releases, kind, item, version)
         info = await views.download(store, settings.download_url_seconds, item, version, release)
         return Envelope(data=info)

@@ -54,21 +54,20 @@ async def _approvals(
     versions = list(
         await session.scalars(
             select(kind.version_model)
-            .where(kind.version_column("review_status").in_(DECIDED))
+            .where(kind.versions.review_status.in_(DECIDED))
             .with_for_update()
         )
     )
-    parent = kind.parent.key
-    item_ids = {getattr(version, parent) for version in versions}
+    item_ids = {kind.item_id_of(version) for version in versions}
     items = {
         item.id: item
         for item in await session.scalars(
-            select(kind.item_model).where(kind.item_column("id").in_(item_ids))
+            select(kind.item_model).where(kind.items.id.in_(item_ids))
         )
     }
     decisions: list[PastDecision] = []
     for version in versions:
-        item = items[getattr(version, parent)]
+        item = items[kind.item_id_of(version)]
         approved_at = version.approved_at or version.created_at
         version.approved_at = approved_at
         release = version.release if isinstance(version.release, dict) else None

@@ -46,9 +46,7 @@ async def find_item(
 async def lock_item(session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str) -> ItemT:
     """The item row by id, locked: SELECT ... FOR UPDATE on PostgreSQL; SQLite's
     BEGIN IMMEDIATE already serialises writers. Writes to one item take this lock first."""
-    item = await session.scalar(
-        _locked(select(kind.item_model).where(kind.item_column("id") == item_id))
-    )
+    item = await session.scalar(_locked(select(kind.item_model).where(kind.items.id == item_id)))
     if item is None:  # looked up before in this request; only a concurrent delete gets here
         raise InvalidState(f"{kind.title} no longer exists")
     return item
@@ -59,9 +57,7 @@ async def find_version(
 ) -> VersionT:
     if not is_row_id(version_id):
         raise kind.version_not_found()
-    query = kind.loading_versions(
-        select(kind.version_model).where(kind.version_column("id") == version_id)
-    )
+    query = kind.loading_versions(select(kind.version_model).where(kind.versions.id == version_id))
     version = await session.scalar(_locked(query) if lock else query)
     if version is None:
         raise kind.version_not_found()
@@ -73,7 +69,7 @@ async def locked_version_with_item(
 ) -> tuple[ItemT, VersionT]:
     """A version and its item for a review move, locked in the one lock order: item first."""
     version = await find_version(session, kind, version_id)
-    item = await lock_item(session, kind, getattr(version, kind.parent.key))
+    item = await lock_item(session, kind, kind.item_id_of(version))
     return item, await find_version(session, kind, version_id, lock=True)
 
 

@@ -82,9 +82,9 @@ async def admin_items(
     status."""
     rows, total, counts = await _paged_with_counts(
         session,
-        _searching(select(kind.item_model), kind.item_search(), search),
-        kind.item_column("review_status"),
-        _by_age(kind.item_column("created_at"), kind.item_column("id"), oldest_first),
+        _searching(select(kind.item_model), kind.items.search, search),
+        kind.items.review_status,
+        _by_age(kind.items.created_at, kind.items.id, oldest_first),
         page,
         review_status,
     )
@@ -99,8 +99,8 @@ def waits_with_item(kind: Kind[ItemT, VersionT]) -> ColumnElement[bool]:
     if not kind.versions_wait_with_item:
         return false()
     return and_(
-        kind.version_column("review_status") == ReviewStatus.PENDING.value,
-        kind.item_column("review_status") == ReviewStatus.REJECTED.value,
+        kind.versions.review_status == ReviewStatus.PENDING.value,
+        kind.items.review_status == ReviewStatus.REJECTED.value,
     )
 
 
@@ -111,8 +111,8 @@ async def waiting_with_item(
     query = (
         select(func.count())
         .select_from(kind.version_model)
-        .join(kind.item_model, kind.item_column("id") == kind.parent)
-        .where(kind.parent == item_id, waits_with_item(kind))
+        .join(kind.item_model, kind.items.id == kind.versions.item_id)
+        .where(kind.versions.item_id == item_id, waits_with_item(kind))
     )
     return await session.scalar(query) or 0
 
@@ -132,16 +132,16 @@ async def admin_versions(
     that wait with their item (the console's queue); the API's list keeps them (seed 4.5)."""
     base = kind.loading_versions(
         select(kind.version_model, kind.item_model).join(
-            kind.item_model, kind.item_column("id") == kind.parent
+            kind.item_model, kind.items.id == kind.versions.item_id
         )
     )
     if work_only:
         base = base.where(not_(waits_with_item(kind)))
     rows, total, counts = await _paged_with_counts(
         session,
-        _searching(base, kind.version_search(), search),
-        kind.version_column("review_status"),
-        _by_age(kind.version_column("created_at"), kind.version_column("id"), oldest_first),
+        _searching(base, kind.versions.search, search),
+        kind.versions.review_status,
+        _by_age(kind.versions.created_at, kind.versions.id, oldest_first),
         page,
         review_status,
     )
@@ -156,12 +156,12 @@ async def developer_items(
     review_status: str | None,
 ) -> tuple[list[ItemT], int]:
     """The owner's items in every state, newest first."""
-    query = select(kind.item_model).where(kind.item_column("owner_id") == owner.id)
+    query = select(kind.item_model).where(kind.items.owner_id == owner.id)
     if review_status is not None:
-        query = query.where(kind.item_column("review_status") == review_status)
+        query = query.where(kind.items.review_status == review_status)
     total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0
     rows = await session.scalars(
-        query.order_by(kind.item_column("created_at").desc(), kind.item_column("id"))
+        query.order_by(kind.items.created_at.desc(), kind.items.id)
         .offset(page.offset)
         .limit(page.size)
     )
@@ -172,7 +172,9 @@ async def versions_of(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
 ) -> list[VersionT]:
     """Every version of an item, newest (highest semver) first."""
-    query = kind.loading_versions(select(kind.version_model).where(kind.parent == item_id))
+    query = kind.loading_versions(
+        select(kind.version_model).where(kind.versions.item_id == item_id)
+    )
     rows = list(await session.scalars(query))
     rows.sort(key=lambda v: version_sort_key(v.version), reverse=True)
     return rows
@@ -182,8 +184,8 @@ async def version_exists(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str, version: str
 ) -> bool:
     row = await session.scalar(
-        select(kind.version_column("id")).where(
-            kind.parent == item_id, kind.version_column("version") == version
+        select(kind.versions.id).where(
+            kind.versions.item_id == item_id, kind.versions.version == version
         )
     )
     return row is not None

@@ -125,8 +125,8 @@ async def release_for_download(
         return ReleaseRecord.model_validate(stored)
     if stored is None and version.review_status != ReviewStatus.APPROVED:
         return None
-    column = kind.version_column("release")
-    this_version = kind.version_column("id") == version.id
+    column = kind.versions.release
+    this_version = kind.versions.id == version.id
     async with releases.sessions.begin() as session:
         stored = _stored_release(
             await session.scalar(select(column).where(this_version).with_for_update())

@@ -73,7 +73,7 @@ async def make_current(
     """
     await session.execute(
         update(kind.version_model)
-        .where(kind.parent == item.id, kind.version_column("is_latest").is_(True))
+        .where(kind.versions.item_id == item.id, kind.versions.is_latest.is_(True))
         .values(is_latest=False)
         .execution_options(synchronize_session="fetch")
     )

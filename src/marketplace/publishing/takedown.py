@@ -45,8 +45,8 @@ async def highest_approved(
     """The item's approved version of highest semver precedence, if any."""
     rows = await session.scalars(
         select(kind.version_model).where(
-            kind.parent == item_id,
-            kind.version_column("review_status") == ReviewStatus.APPROVED.value,
+            kind.versions.item_id == item_id,
+            kind.versions.review_status == ReviewStatus.APPROVED.value,
         )
     )
     return max(rows, key=lambda v: version_sort_key(v.version), default=None)

@@ -95,7 +95,7 @@ def add_developer_takedown(
     ) -> tuple[Any, Any]:
         # The item is locked by `owned`: the one lock order, item first, then the version.
         version = await find_version(session, kind, version_id, lock=True)
-        if getattr(version, kind.parent.key) != item.id:
+        if kind.item_id_of(version) != item.id:
             raise kind.version_not_found()
         return item, version
 

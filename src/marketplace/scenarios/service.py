@@ -36,7 +36,7 @@ from marketplace.publishing.diff import diff_base
 from marketplace.publishing.findings import as_stored, settle
 from marketplace.publishing.lookup import check_owner, find_item
 from marketplace.publishing.secrets import refuse_live_tokens
-from marketplace.scenarios.kind import SCENARIOS, sync_status
+from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.schemas import ScenarioPublishIn, ScenarioUpdateIn
 from marketplace_rules.findings import Finding
 from marketplace_rules.review import scenario_version_findings
@@ -71,7 +71,7 @@ def mirror_newest(scenario: Scenario, newest: ScenarioVersion) -> None:
         setattr(scenario, field, list(value) if isinstance(value, list) else value)
     scenario.sha256 = newest.sha256
     scenario.size = newest.size
-    sync_status(scenario, newest)
+    SCENARIOS.after_version_decision(scenario, newest)
 
 
 def _version_row(
