@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import BackgroundTasks, Query, Request, status
+from fastapi import BackgroundTasks, Request, status
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession, WriteSessions, end_checks
@@ -17,19 +15,23 @@ from marketplace.errors import (
     PackageInvalid,
     PackageTooLarge,
     PluginKeyExists,
+    PluginNotFound,
     ValidationFailed,
     VersionExists,
+    VersionNotFound,
 )
 from marketplace.kit.error_codes import raises
+from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
+from marketplace.models import ReviewStatus
 from marketplace.plugins import review as plugin_review
 from marketplace.plugins import service, uploads
 from marketplace.plugins.downloads import DownloadOut, download_info
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
 from marketplace.plugins.kind import PLUGINS
-from marketplace.plugins.lookup import AdminPlugin, AdminPluginForWrite
+from marketplace.plugins.lookup import AdminPlugin, AdminPluginForWrite, AdminPluginVersionForWrite
 from marketplace.plugins.schemas import (
     AdminCreateIn,
     AdminPluginList,
@@ -49,16 +51,19 @@ from marketplace.plugins.schemas import (
     VersionOut,
 )
 from marketplace.plugins.views import admin_plugin_out, admin_version_out, plugin_out, version_out
-from marketplace.publishing import queries
+from marketplace.publishing import endpoints, queries
+from marketplace.publishing.audit import Trigger
 from marketplace.publishing.blobs import forget_blobs
-from marketplace.publishing.endpoints import QueueViews, add_admin_list, add_version_queue
-from marketplace.publishing.takedown_endpoints import add_admin_takedown
+from marketplace.publishing.endpoints import ItemStatus, QueueStatus, Search
+from marketplace.publishing.lookup import find_version
+from marketplace.publishing.releases import ReleasesDep
+from marketplace.publishing.schemas import VersionDiffOut, VersionReviewIn
+from marketplace.publishing.takedown import take_down_version
+from marketplace.publishing.takedown_endpoints import TAKEDOWN_DESCRIPTION, TakedownIn
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.trust.deps import KeyringDep
 
 router = api_router(prefix="/api/v1/admin/plugins", tags=["admin: plugins"])
-
-Search = Annotated[str | None, Query(max_length=200)]
 
 
 # Static paths first, so "categories" and "versions" are never read as a plugin id.
@@ -99,29 +104,117 @@ async def delete_category(key: str, _admin: Admin, session: DbSession) -> Envelo
     return Envelope(data={"key": key})
 
 
-add_version_queue(
-    router,
-    PLUGINS,
-    QueueViews(
-        list_model=AdminVersionList,
-        version_model=VersionOut,
-        download_model=DownloadOut,
-        version_out=version_out,
-        queue_item_out=admin_version_out,
-        download=download_info,
-    ),
-)
-add_admin_takedown(router, PLUGINS, version_model=VersionOut, version_out=version_out)
+@router.get("/versions/pending")
+async def list_plugin_versions(
+    _admin: Admin,
+    session: DbSession,
+    page: LimitParams,
+    review_status: QueueStatus = ReviewStatus.PENDING,
+    search: Search = None,
+) -> Envelope[AdminVersionList]:
+    """Versions across plugins (the review queue), newest first; reviewStatus defaults to
+    pending, `all` lists every state."""
+    versions = await endpoints.version_queue(
+        session,
+        PLUGINS,
+        page,
+        review_status,
+        search,
+        page_model=AdminVersionList,
+        item_out=admin_version_out,
+    )
+    return Envelope(data=versions)
 
 
-add_admin_list(
-    router,
-    PLUGINS,
-    list_model=AdminPluginList,
-    item_out=admin_plugin_out,
-    description="Every plugin with counts per review status (counts share the search, "
-    "ignore the filter).",
-)
+@router.post("/versions/{version_id}/review")
+@raises(VersionNotFound, InvalidState)
+async def review_plugin_version(
+    version_id: str, body: VersionReviewIn, admin: Admin, session: DbSession, keyring: KeyringDep
+) -> Envelope[VersionOut]:
+    """Approve (the version becomes current, whatever its number) or reject a pending
+    version; anything but a pending version is 409 INVALID_STATE. Writes the audit record
+    in the same transaction."""
+    version = await endpoints.review_version(session, PLUGINS, version_id, body, admin, keyring)
+    return Envelope(data=version_out(version))
+
+
+@router.get("/versions/{version_id}/download")
+@raises(VersionNotFound, PluginNotFound)
+async def download_plugin_version(
+    version_id: str,
+    _admin: Admin,
+    session: DbSession,
+    store: BlobStoreDep,
+    settings: AppSettings,
+    releases: ReleasesDep,
+) -> Envelope[DownloadOut]:
+    """Download information for any plugin version, pending ones included (reviewers read
+    them); `release` is the signed release record, null for a version never approved."""
+    plugin, version, release = await endpoints.version_for_download(
+        session, PLUGINS, releases, version_id
+    )
+    info = await download_info(store, settings.download_url_seconds, plugin, version, release)
+    return Envelope(data=info)
+
+
+@router.get("/versions/{version_id}/diff")
+@raises(VersionNotFound)
+async def diff_plugin_version(
+    version_id: str, _admin: Admin, session: DbSession, store: BlobStoreDep
+) -> Envelope[VersionDiffOut]:
+    """What a plugin version changes against the last approved version of its plugin (base:
+    the current version unless it is this one, else the newest approved by creation; null
+    for a first version): files added, removed and changed (paths relative to the package
+    root), top-level manifest keys, new permissions."""
+    return Envelope(data=await endpoints.version_diff(session, store, PLUGINS, version_id))
+
+
+@router.get("/versions/{version_id}")
+@raises(VersionNotFound)
+async def plugin_version_detail(
+    version_id: str, _admin: Admin, session: DbSession
+) -> Envelope[VersionOut]:
+    """One plugin version, in any state."""
+    return Envelope(data=version_out(await find_version(session, PLUGINS, version_id)))
+
+
+@router.post("/versions/{version_id}/takedown", description=TAKEDOWN_DESCRIPTION)
+async def take_down_plugin_version(
+    body: TakedownIn, admin: Admin, found: AdminPluginVersionForWrite, session: DbSession
+) -> Envelope[VersionOut]:
+    plugin, version = found
+    await take_down_version(
+        session,
+        PLUGINS,
+        plugin,
+        version,
+        actor_id=admin.id,
+        reason=body.reason,
+        trigger=Trigger.ADMIN,
+    )
+    return Envelope(data=version_out(version))
+
+
+@router.get("")
+async def list_plugins(
+    _admin: Admin,
+    session: DbSession,
+    page: LimitParams,
+    review_status: ItemStatus = None,
+    search: Search = None,
+) -> Envelope[AdminPluginList]:
+    """Every plugin with counts per review status (counts share the search, ignore the
+    filter)."""
+    plugins = await endpoints.admin_items(
+        session,
+        PLUGINS,
+        page,
+        review_status,
+        search,
+        page_model=AdminPluginList,
+        item_out=admin_plugin_out,
+    )
+    return Envelope(data=plugins)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)

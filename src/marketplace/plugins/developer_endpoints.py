@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import Request, status
 
 from marketplace.auth import pat
-from marketplace.auth.deps import TokenGrant, VerifiedDeveloper
+from marketplace.auth.deps import Developer, TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.errors import (
     IconInvalid,
@@ -19,6 +19,7 @@ from marketplace.errors import (
     VersionExists,
 )
 from marketplace.kit.error_codes import raises
+from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
@@ -30,7 +31,7 @@ from marketplace.plugins.lookup import (
     OwnedPlugin,
     OwnedPluginForUpload,
     OwnedPluginForWrite,
-    owned_plugin_for_write,
+    OwnedPluginVersionForWrite,
 )
 from marketplace.plugins.schemas import (
     CreateVersionIn,
@@ -45,23 +46,48 @@ from marketplace.plugins.schemas import (
     VersionOut,
 )
 from marketplace.plugins.views import plugin_out, version_out
-from marketplace.publishing import queries, review
-from marketplace.publishing.endpoints import add_developer_list
-from marketplace.publishing.takedown_endpoints import add_developer_takedown
+from marketplace.publishing import endpoints, queries, review
+from marketplace.publishing.audit import Trigger
+from marketplace.publishing.endpoints import ItemStatus
+from marketplace.publishing.takedown import take_down_version
+from marketplace.publishing.takedown_endpoints import OWN_TAKEDOWN_DESCRIPTION, TakedownIn
 from marketplace.storage.deps import BlobStoreDep
 
 router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugins"])
 
 
-add_developer_list(router, PLUGINS, path="", list_model=DeveloperPluginList, item_out=plugin_out)
-add_developer_takedown(
-    router,
-    PLUGINS,
-    param="plugin_id",
-    owned=owned_plugin_for_write,
-    version_model=VersionOut,
-    version_out=version_out,
-)
+@router.get("")
+async def list_own_plugins(
+    user: Developer, session: DbSession, page: PageSizeParams, review_status: ItemStatus = None
+) -> Envelope[DeveloperPluginList]:
+    """The caller's plugins in every state, newest first; filter by reviewStatus."""
+    plugins = await endpoints.own_items(
+        session,
+        PLUGINS,
+        user,
+        page,
+        review_status,
+        page_model=DeveloperPluginList,
+        item_out=plugin_out,
+    )
+    return Envelope(data=plugins)
+
+
+@router.post("/{plugin_id}/versions/{version_id}/takedown", description=OWN_TAKEDOWN_DESCRIPTION)
+async def take_down_own_plugin_version(
+    body: TakedownIn, user: VerifiedDeveloper, found: OwnedPluginVersionForWrite, session: DbSession
+) -> Envelope[VersionOut]:
+    plugin, version = found
+    await take_down_version(
+        session,
+        PLUGINS,
+        plugin,
+        version,
+        actor_id=user.id,
+        reason=body.reason,
+        trigger=Trigger.DEVELOPER,
+    )
+    return Envelope(data=version_out(version))
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)

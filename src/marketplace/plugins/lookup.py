@@ -9,14 +9,17 @@ from fastapi import Depends
 
 from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession
-from marketplace.models import Plugin
+from marketplace.models import Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.lookup import (
     declare_admin,
     declare_owned,
+    declare_version_write,
     find_item,
+    locked_version_with_item,
     owned_item,
     owned_item_for_write,
+    owned_version,
 )
 
 
@@ -56,3 +59,28 @@ OwnedPluginForWrite = Annotated[Plugin, Depends(owned_plugin_for_write)]
 OwnedPluginForUpload = Annotated[Plugin, Depends(owned_plugin_for_upload)]
 AdminPlugin = Annotated[Plugin, Depends(admin_plugin)]
 AdminPluginForWrite = Annotated[Plugin, Depends(admin_plugin_for_write)]
+
+
+async def admin_plugin_version_for_write(
+    version_id: str, _admin: Admin, session: DbSession
+) -> tuple[Plugin, PluginVersion]:
+    """Any version with its plugin, both locked (item first) for a review move."""
+    return await locked_version_with_item(session, PLUGINS, version_id)
+
+
+async def owned_plugin_version_for_write(
+    version_id: str, plugin: OwnedPluginForWrite, session: DbSession
+) -> tuple[Plugin, PluginVersion]:
+    """A version of the caller's own plugin, locked after it."""
+    return plugin, await owned_version(session, PLUGINS, plugin, version_id)
+
+
+for _version_write in (admin_plugin_version_for_write, owned_plugin_version_for_write):
+    declare_version_write(_version_write, PLUGINS)
+
+AdminPluginVersionForWrite = Annotated[
+    tuple[Plugin, PluginVersion], Depends(admin_plugin_version_for_write)
+]
+OwnedPluginVersionForWrite = Annotated[
+    tuple[Plugin, PluginVersion], Depends(owned_plugin_version_for_write)
+]

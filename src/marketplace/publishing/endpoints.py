@@ -1,33 +1,32 @@
-"""Routes every kind of reviewed item has, written once: the admin version queue (list,
-one version, review, download any version, diff against the last approved) and the audit
-log."""
+"""What every kind's review routes do, written once: the admin version queue (list, one
+version, review, download any version, diff against the last approved), the item lists,
+and the audit log. Each kind declares its own routes, as decorated functions with its own
+types, and calls these."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 import structlog
-from fastapi import APIRouter, Query
+from fastapi import Query
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.auth.deps import Admin, Developer
+from marketplace.auth.deps import Admin
 from marketplace.db import DbSession, end_checks
-from marketplace.errors import InternalError, InvalidState
-from marketplace.kit.error_codes import raises
-from marketplace.kit.pagination import LimitParams, PageSizeParams
+from marketplace.errors import InternalError
+from marketplace.kit.pagination import LimitParams, Page
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
-from marketplace.kit.state import AppSettings
-from marketplace.models import AuditLog, ReviewStatus
+from marketplace.models import AuditLog, ReviewStatus, User
 from marketplace.publishing import queries, review
 from marketplace.publishing.audit import audit_logs
 from marketplace.publishing.contents import PackageUnreadable
 from marketplace.publishing.diff import compare_versions, diff_base
-from marketplace.publishing.downloads import PresignedUrls
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 from marketplace.publishing.lookup import find_item, find_version, locked_version_with_item
-from marketplace.publishing.releases import ReleasesDep, release_for_download
+from marketplace.publishing.releases import Releases, release_for_download
 from marketplace.publishing.schemas import (
     AuditDetail,
     AuditLogList,
@@ -36,8 +35,8 @@ from marketplace.publishing.schemas import (
     VersionDiffOut,
     VersionReviewIn,
 )
-from marketplace.storage.deps import BlobStoreDep
-from marketplace.trust.deps import KeyringDep
+from marketplace.storage.base import BlobStore
+from marketplace.trust.keyring import Keyring
 from marketplace.trust.schemas import ReleaseRecord
 
 log = structlog.get_logger("marketplace.publishing")
@@ -47,209 +46,124 @@ QueueStatus = Annotated[ReviewStatus | Literal["all"], Query(alias="reviewStatus
 ItemStatus = Annotated[ReviewStatus | None, Query(alias="reviewStatus")]
 
 
-@dataclass(frozen=True)
-class QueueViews(Generic[ItemT, VersionT]):
-    """How a kind shows its versions in the queue routes."""
-
-    list_model: Any  # the page model: {items, total, page, limit, counts}
-    version_model: Any
-    download_model: Any
-    version_out: Callable[[VersionT], Any]
-    queue_item_out: Callable[[VersionT, ItemT, dict[str, str]], Any]
-    download: Callable[[PresignedUrls, int, ItemT, VersionT, ReleaseRecord | None], Awaitable[Any]]
+# The page models the handlers fill: each kind's routes name their own.
+P = TypeVar("P", bound=BaseModel)
 
 
-def add_version_queue(
-    router: APIRouter, kind: ItemKind[ItemT, VersionT], views: QueueViews[ItemT, VersionT]
-) -> None:
-    """GET /versions/pending, GET /versions/{version_id}, POST /versions/{version_id}/review,
-    GET /versions/{version_id}/download and GET /versions/{version_id}/diff on the kind's
-    admin router. Call it before the router's `/{item}` routes, so "versions" is never read
-    as an item reference."""
-    words = f"{kind.name} versions"
-
-    @router.get(
-        "/versions/pending",
-        response_model=Envelope[views.list_model],  # type: ignore[name-defined]
-        description=f"Versions across {kind.name}s (the review queue), newest first; "
-        "reviewStatus defaults to pending, `all` lists every state.",
-    )
-    async def list_versions(
-        _admin: Admin,
-        session: DbSession,
-        page: LimitParams,
-        review_status: QueueStatus = ReviewStatus.PENDING,
-        search: Search = None,
-    ) -> Any:
-        wanted = None if review_status == "all" else str(review_status)
-        rows, total, counts = await queries.admin_versions(session, kind, page, wanted, search)
-        labels = await queries.reviewer_labels(session, (v.reviewed_by for v, _ in rows))
-        return Envelope(
-            data=views.list_model(
-                items=[views.queue_item_out(v, item, labels) for v, item in rows],
-                total=total,
-                page=page.page,
-                limit=page.size,
-                counts=StatusCounts(**counts),
-            )
-        )
-
-    @router.post(
-        "/versions/{version_id}/review",
-        response_model=Envelope[views.version_model],  # type: ignore[name-defined]
-        description="Approve (the version becomes current, whatever its number) or reject a "
-        "pending version; anything but a pending version is 409 INVALID_STATE. Writes the "
-        "audit record in the same transaction.",
-    )
-    @raises(kind.version_not_found(), InvalidState)
-    async def review_version(
-        version_id: str,
-        body: VersionReviewIn,
-        admin: Admin,
-        session: DbSession,
-        keyring: KeyringDep,
-    ) -> Any:
-        item, version = await locked_version_with_item(session, kind, version_id)
-        await review.decide(
-            session,
-            kind,
-            item,
-            version,
-            approved=body.approved,
-            reviewer_id=admin.id,
-            note=body.review_note,
-            keyring=keyring,
-        )
-        return Envelope(data=views.version_out(version))
-
-    @router.get(
-        "/versions/{version_id}/download",
-        response_model=Envelope[views.download_model],  # type: ignore[name-defined]
-        description=f"Download information for any of the {words}, pending ones included "
-        "(reviewers read them); `release` is the signed release record, null for a version "
-        "never approved.",
-    )
-    @raises(kind.version_not_found(), kind.not_found())
-    async def download_version(
-        version_id: str,
-        _admin: Admin,
-        session: DbSession,
-        store: BlobStoreDep,
-        settings: AppSettings,
-        releases: ReleasesDep,
-    ) -> Any:
-        version = await find_version(session, kind, version_id)
-        item = await find_item(session, kind, kind.item_id_of(version))
-        release = await release_for_download(releases, kind, item, version)
-        info = await views.download(store, settings.download_url_seconds, item, version, release)
-        return Envelope(data=info)
-
-    @router.get(
-        "/versions/{version_id}/diff",
-        response_model=Envelope[VersionDiffOut],
-        description=f"What one of the {words} changes against the last approved version of "
-        f"its {kind.name} (base: the current version unless it is this one, else the newest "
-        "approved by creation; null for a first version): files added, removed and changed "
-        "(paths relative to the package root), top-level manifest keys, new permissions.",
-    )
-    @raises(kind.version_not_found())
-    async def diff_version(
-        version_id: str, _admin: Admin, session: DbSession, store: BlobStoreDep
-    ) -> Any:
-        version = await find_version(session, kind, version_id)
-        base = await diff_base(session, kind, version)
-        # Reading two packages can take a while: hold no connection or snapshot meanwhile.
-        await end_checks(session)
-        try:
-            diff = await compare_versions(store, kind, base, version)
-        except PackageUnreadable as exc:
-            # Invariant 3 says a row never points at a missing blob: a fault, not the input.
-            log.error("stored package unreadable", version_id=version.id, reason=str(exc))
-            raise InternalError(f"The package of this {kind.name} version cannot be read") from None
-        return Envelope(data=diff)
-
-    @router.get(
-        "/versions/{version_id}",
-        response_model=Envelope[views.version_model],  # type: ignore[name-defined]
-        description=f"One of the {words}, in any state.",
-    )
-    @raises(kind.version_not_found())
-    async def version_detail(version_id: str, _admin: Admin, session: DbSession) -> Any:
-        return Envelope(data=views.version_out(await find_version(session, kind, version_id)))
-
-
-def add_developer_list(
-    router: APIRouter,
+async def version_queue(
+    session: AsyncSession,
     kind: ItemKind[ItemT, VersionT],
+    page: Page,
+    review_status: ReviewStatus | Literal["all"],
+    search: str | None,
     *,
-    path: str,
-    list_model: Any,
-    item_out: Callable[[ItemT], Any],
-) -> None:
-    """GET `path`: the caller's own items in every state, newest first."""
-
-    @router.get(
-        path,
-        name=f"list_own_{kind.name}s",
-        response_model=Envelope[list_model],
-        description=f"The caller's {kind.name}s in every state, newest first; filter by "
-        "reviewStatus.",
+    page_model: type[P],
+    item_out: Callable[[VersionT, ItemT, dict[str, str]], Any],
+) -> P:
+    """The admin version queue: versions across the kind's items, newest first, with counts
+    per review status (`all` lists every state)."""
+    wanted = None if review_status == "all" else str(review_status)
+    rows, total, counts = await queries.admin_versions(session, kind, page, wanted, search)
+    labels = await queries.reviewer_labels(session, (v.reviewed_by for v, _ in rows))
+    return page_model(
+        items=[item_out(v, item, labels) for v, item in rows],
+        total=total,
+        page=page.page,
+        limit=page.size,
+        counts=StatusCounts(**counts),
     )
-    async def list_own(
-        user: Developer,
-        session: DbSession,
-        page: PageSizeParams,
-        review_status: ItemStatus = None,
-    ) -> Any:
-        wanted = review_status.value if review_status else None
-        items, total = await queries.developer_items(session, kind, user, page, wanted)
-        return Envelope(
-            data=list_model(
-                items=[item_out(i) for i in items],
-                total=total,
-                page=page.page,
-                page_size=page.size,
-            )
-        )
 
 
-def add_admin_list(
-    router: APIRouter,
+async def admin_items(
+    session: AsyncSession,
     kind: ItemKind[ItemT, VersionT],
+    page: Page,
+    review_status: ReviewStatus | None,
+    search: str | None,
     *,
-    list_model: Any,
+    page_model: type[P],
     item_out: Callable[[ItemT, dict[str, str]], Any],
-    description: str,
-) -> None:
-    """GET "": every item with counts per review status (the counts share the search and
-    ignore the status filter, seed 4.5)."""
-
-    @router.get(
-        "",
-        name=f"list_{kind.name}s",
-        response_model=Envelope[list_model],
-        description=description,
+) -> P:
+    """Every item with counts per review status (the counts share the search and ignore the
+    status filter, seed 4.5)."""
+    wanted = review_status.value if review_status else None
+    items, total, counts = await queries.admin_items(session, kind, page, wanted, search)
+    labels = await queries.reviewer_labels(
+        session, (getattr(i, "reviewed_by", None) for i in items)
     )
-    async def list_items(
-        _admin: Admin,
-        session: DbSession,
-        page: LimitParams,
-        review_status: ItemStatus = None,
-        search: Search = None,
-    ) -> Any:
-        wanted = review_status.value if review_status else None
-        items, total, counts = await queries.admin_items(session, kind, page, wanted, search)
-        reviewers = (getattr(i, "reviewed_by", None) for i in items)
-        labels = await queries.reviewer_labels(session, reviewers)
-        return Envelope(
-            data=list_model(
-                items=[item_out(i, labels) for i in items],
-                total=total,
-                page=page.page,
-                limit=page.size,
-                counts=StatusCounts(**counts),
-            )
-        )
+    return page_model(
+        items=[item_out(i, labels) for i in items],
+        total=total,
+        page=page.page,
+        limit=page.size,
+        counts=StatusCounts(**counts),
+    )
+
+
+async def own_items(
+    session: AsyncSession,
+    kind: ItemKind[ItemT, VersionT],
+    owner: User,
+    page: Page,
+    review_status: ReviewStatus | None,
+    *,
+    page_model: type[P],
+    item_out: Callable[[ItemT], Any],
+) -> P:
+    """The owner's items in every state, newest first."""
+    wanted = review_status.value if review_status else None
+    items, total = await queries.developer_items(session, kind, owner, page, wanted)
+    return page_model(
+        items=[item_out(i) for i in items], total=total, page=page.page, page_size=page.size
+    )
+
+
+async def review_version(
+    session: AsyncSession,
+    kind: ItemKind[ItemT, VersionT],
+    version_id: str,
+    body: VersionReviewIn,
+    reviewer: User,
+    keyring: Keyring,
+) -> VersionT:
+    """Approve or reject a pending version, locked item first, audited in the transaction."""
+    item, version = await locked_version_with_item(session, kind, version_id)
+    await review.decide(
+        session,
+        kind,
+        item,
+        version,
+        approved=body.approved,
+        reviewer_id=reviewer.id,
+        note=body.review_note,
+        keyring=keyring,
+    )
+    return version
+
+
+async def version_for_download(
+    session: AsyncSession, kind: ItemKind[ItemT, VersionT], releases: Releases, version_id: str
+) -> tuple[ItemT, VersionT, ReleaseRecord | None]:
+    """Any version with its item and signed release record (None: never approved)."""
+    version = await find_version(session, kind, version_id)
+    item = await find_item(session, kind, kind.item_id_of(version))
+    return item, version, await release_for_download(releases, kind, item, version)
+
+
+async def version_diff(
+    session: AsyncSession, store: BlobStore, kind: ItemKind[ItemT, VersionT], version_id: str
+) -> VersionDiffOut:
+    """What a version changes against the last approved version of its item."""
+    version = await find_version(session, kind, version_id)
+    base = await diff_base(session, kind, version)
+    # Reading two packages can take a while: hold no connection or snapshot meanwhile.
+    await end_checks(session)
+    try:
+        return await compare_versions(store, kind, base, version)
+    except PackageUnreadable as exc:
+        # Invariant 3 says a row never points at a missing blob: a fault, not the input.
+        log.error("stored package unreadable", version_id=version.id, reason=str(exc))
+        raise InternalError(f"The package of this {kind.name} version cannot be read") from None
 
 
 audit_router = api_router(prefix="/api/v1/admin/audit-logs", tags=["admin: audit"])

@@ -73,6 +73,17 @@ async def locked_version_with_item(
     return item, await find_version(session, kind, version_id, lock=True)
 
 
+async def owned_version(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, version_id: str
+) -> VersionT:
+    """A version of an item the caller owns, locked for a write; another item's version is
+    the kind's 404. The item must be locked already: the one lock order, item first."""
+    version = await find_version(session, kind, version_id, lock=True)
+    if kind.item_id_of(version) != item.id:
+        raise kind.version_not_found()
+    return version
+
+
 def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
     if item.owner_id != user.id:
         raise kind.not_theirs(item)
@@ -113,3 +124,9 @@ def declare_owned(
 
 def declare_admin(dependency: Callable[..., Any], kind: Kind[ItemT, VersionT]) -> None:
     declare(dependency, [kind.not_found()])
+
+
+def declare_version_write(dependency: Callable[..., Any], kind: Kind[ItemT, VersionT]) -> None:
+    """The errors a dependency finding a version for a write answers (its 404; a concurrent
+    delete of its item, 409)."""
+    declare(dependency, [kind.version_not_found(), InvalidState])

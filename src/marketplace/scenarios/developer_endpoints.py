@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request, status
 from sqlalchemy import select
 
-from marketplace.auth.deps import VerifiedDeveloper
+from marketplace.auth.deps import Developer, VerifiedDeveloper
 from marketplace.db import DbSession, WriteSessions, end_checks
 from marketplace.errors import (
     InvalidState,
@@ -23,21 +23,24 @@ from marketplace.errors import (
 )
 from marketplace.kit.error_codes import raises
 from marketplace.kit.forms import multipart_form
+from marketplace.kit.pagination import PageSizeParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import ERROR_RESPONSES, Envelope
 from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus, Scenario, User
-from marketplace.publishing import queries, review
-from marketplace.publishing.endpoints import add_developer_list
+from marketplace.publishing import endpoints, queries, review
+from marketplace.publishing.audit import Trigger
+from marketplace.publishing.endpoints import ItemStatus
 from marketplace.publishing.lookup import check_owner
-from marketplace.publishing.takedown_endpoints import add_developer_takedown
+from marketplace.publishing.takedown import take_down_version
+from marketplace.publishing.takedown_endpoints import OWN_TAKEDOWN_DESCRIPTION, TakedownIn
 from marketplace.scenarios import service, uploads
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.scenarios.lookup import (
     OwnedScenario,
     OwnedScenarioForUpload,
     OwnedScenarioForWrite,
-    owned_scenario_for_write,
+    OwnedScenarioVersionForWrite,
 )
 from marketplace.scenarios.routing import ScenarioRoute
 from marketplace.scenarios.schemas import (
@@ -99,23 +102,43 @@ async def _publish_target_owned(
 PublishingDeveloper = Annotated[User, Depends(_publish_target_owned)]
 
 
-add_developer_list(
-    router,
-    SCENARIOS,
-    path="/scenarios",
-    list_model=DeveloperScenarioList,
-    item_out=scenario_out,
-)
+@router.get("/scenarios")
+async def list_own_scenarios(
+    user: Developer, session: DbSession, page: PageSizeParams, review_status: ItemStatus = None
+) -> Envelope[DeveloperScenarioList]:
+    """The caller's scenarios in every state, newest first; filter by reviewStatus."""
+    scenarios = await endpoints.own_items(
+        session,
+        SCENARIOS,
+        user,
+        page,
+        review_status,
+        page_model=DeveloperScenarioList,
+        item_out=scenario_out,
+    )
+    return Envelope(data=scenarios)
+
+
 # Not in CONTRACT 11 (which names the plugin route only): the owner of a scenario can pull a
 # bad version of it the same way (docs/decisions.md).
-add_developer_takedown(
-    router,
-    SCENARIOS,
-    param="scenario_id",
-    owned=owned_scenario_for_write,
-    version_model=ScenarioVersionOut,
-    version_out=version_out,
-)
+@router.post("/{scenario_id}/versions/{version_id}/takedown", description=OWN_TAKEDOWN_DESCRIPTION)
+async def take_down_own_scenario_version(
+    body: TakedownIn,
+    user: VerifiedDeveloper,
+    found: OwnedScenarioVersionForWrite,
+    session: DbSession,
+) -> Envelope[ScenarioVersionOut]:
+    scenario, version = found
+    await take_down_version(
+        session,
+        SCENARIOS,
+        scenario,
+        version,
+        actor_id=user.id,
+        reason=body.reason,
+        trigger=Trigger.DEVELOPER,
+    )
+    return Envelope(data=version_out(version))
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)

@@ -9,13 +9,16 @@ from fastapi import Depends
 
 from marketplace.auth.deps import Admin, Developer, TokenGrant, VerifiedDeveloper
 from marketplace.db import DbSession
-from marketplace.models import Scenario
+from marketplace.models import Scenario, ScenarioVersion
 from marketplace.publishing.lookup import (
     declare_admin,
     declare_owned,
+    declare_version_write,
     find_item,
+    locked_version_with_item,
     owned_item,
     owned_item_for_write,
+    owned_version,
 )
 from marketplace.scenarios.kind import SCENARIOS
 
@@ -50,3 +53,28 @@ OwnedScenario = Annotated[Scenario, Depends(owned_scenario)]
 OwnedScenarioForWrite = Annotated[Scenario, Depends(owned_scenario_for_write)]
 OwnedScenarioForUpload = Annotated[Scenario, Depends(owned_scenario_for_upload)]
 AdminScenario = Annotated[Scenario, Depends(admin_scenario)]
+
+
+async def admin_scenario_version_for_write(
+    version_id: str, _admin: Admin, session: DbSession
+) -> tuple[Scenario, ScenarioVersion]:
+    """Any version with its scenario, both locked (item first) for a review move."""
+    return await locked_version_with_item(session, SCENARIOS, version_id)
+
+
+async def owned_scenario_version_for_write(
+    version_id: str, scenario: OwnedScenarioForWrite, session: DbSession
+) -> tuple[Scenario, ScenarioVersion]:
+    """A version of the caller's own scenario, locked after it."""
+    return scenario, await owned_version(session, SCENARIOS, scenario, version_id)
+
+
+for _version_write in (admin_scenario_version_for_write, owned_scenario_version_for_write):
+    declare_version_write(_version_write, SCENARIOS)
+
+AdminScenarioVersionForWrite = Annotated[
+    tuple[Scenario, ScenarioVersion], Depends(admin_scenario_version_for_write)
+]
+OwnedScenarioVersionForWrite = Annotated[
+    tuple[Scenario, ScenarioVersion], Depends(owned_scenario_version_for_write)
+]
