@@ -181,8 +181,10 @@ class Factory:
         manifest: dict[str, Any] | None = None,
         changelog: str | None = None,
         created_at: datetime | None = None,
+        **extra: Any,
     ) -> PluginVersion:
-        """A version; an approved one becomes current (isLatest) unless is_latest=False."""
+        """A version; an approved one becomes current (isLatest) unless is_latest=False.
+        `extra` sets more columns (a channel, a rollout)."""
         status = ReviewStatus(review_status)
         mode = Distribution(distribution)
         latest = status == ReviewStatus.APPROVED if is_latest is None else is_latest
@@ -208,6 +210,7 @@ class Factory:
             is_latest=False,
             review_status=status.value,
             created_at=created_at or datetime.now(UTC),
+            **extra,
         )
         async with self.sessions() as session:
             if latest:

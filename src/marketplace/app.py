@@ -39,6 +39,9 @@ from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
+from marketplace.delivery.endpoints import admin_router as delivery_admin_router
+from marketplace.delivery.endpoints import developer_router as delivery_developer_router
+from marketplace.delivery.endpoints import public_router as delivery_public_router
 from marketplace.errors import DatabaseUnavailable
 from marketplace.inspection import ledger as inspection_ledger
 from marketplace.inspection.endpoints import router as capabilities_router
@@ -140,6 +143,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(capabilities_router)
     app.include_router(catalog_router)
     app.include_router(commerce_router)
+    app.include_router(delivery_public_router)
+    app.include_router(delivery_developer_router)
+    app.include_router(delivery_admin_router)
     app.include_router(auth_router)
     app.include_router(token_router)
     app.include_router(developer_router)

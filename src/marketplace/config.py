@@ -107,6 +107,12 @@ class Settings(BaseSettings):
     # An attempt's lease: its run's limit plus this margin (unpacking, the database). A
     # worker killed mid-job is replaced once its lease has run out.
     inspection_lease_margin_seconds: float = Field(default=60.0, ge=1, le=3600)
+    # Automatic halt of a staged rollout (CONTRACT 16): among at least this many installs of
+    # a rolling version, more than these shares of distinct users uninstalling it or
+    # reporting a crash halt it.
+    rollout_halt_min_installs: int = Field(default=20, ge=1, le=1_000_000)
+    rollout_halt_uninstall_percent: float = Field(default=20.0, gt=0, le=100)
+    rollout_halt_crash_percent: float = Field(default=20.0, gt=0, le=100)
     log_json: bool | None = None
     log_level: str = "INFO"
 

@@ -38,6 +38,7 @@ PUBLIC_FIELDS = {
     "enabled",
     "reviewStatus",
     "latestVersion",
+    "latestPrerelease",
     "downloadCount",
     "ratingAverage",
     "ratingCount",

@@ -209,6 +209,13 @@ async def test_versions_item_is_the_public_view(
         "sha256": version.sha256,
         "size": 4096,
         "distribution": "tarball",
+        "channel": "stable",
+        "rollout": {
+            "percent": 100,
+            "state": "full",
+            "haltedReason": None,
+            "updatedAt": item["createdAt"],
+        },
         "isLatest": True,
         "reviewStatus": "approved",
         "createdAt": item["createdAt"],

@@ -78,7 +78,8 @@ def serve_version(
     fake: FakeApi, version: str, *, permissions: list[str] | None = None, current: bool = True
 ) -> dict[str, Any]:
     """`demo-plugin` VERSION (config only, a stdio MCP server) for `install` (latest) and
-    `update` (the version itself), and the catalogue saying it is current."""
+    `update` (the version itself), and the catalogue and the update check saying it is
+    current."""
     manifest = base_manifest(
         KEY, main="", type="mcp", version=version, mcp={"command": "demo-server"}
     )
@@ -89,6 +90,7 @@ def serve_version(
     fake.routes[("GET", f"/api/v1/plugins/download/{KEY}/{version}")] = list(latest)
     if current:
         fake.ok("GET", DETAIL, {"pluginKey": KEY, "latestVersion": version})
+        fake.offer_latest(KEY, version)
     return manifest
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from marketplace_rules.versions import version_sort_key
+
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
@@ -71,12 +73,78 @@ def record(request: httpx.Request) -> Recorded:
     return recorded
 
 
+UPDATES_PATH = "/api/v1/plugins/updates"
+UPDATE_CHECK_FIELDS = {"installId", "channel", "items"}
+CHANNELS = ("stable", "prerelease")
+
+
+def update_check_problem(body: Any) -> str | None:
+    """What the service would refuse in an update check's body (CONTRACT 16), or None."""
+    if not isinstance(body, dict) or set(body) - UPDATE_CHECK_FIELDS:
+        return "unknown fields"
+    install_id, items = body.get("installId"), body.get("items")
+    if not isinstance(install_id, str) or not 8 <= len(install_id) <= 128:
+        return "installId: 8-128 characters"
+    if body.get("channel", "stable") not in CHANNELS:
+        return "channel: stable or prerelease"
+    if not isinstance(items, list) or len(items) > 500:
+        return "items: at most 500"
+    for item in items:
+        if not isinstance(item, dict) or set(item) != {"pluginKey", "version"}:
+            return "items: {pluginKey, version}"
+    return None
+
+
+@dataclass
+class UpdateOffers:
+    """The fake's POST /api/v1/plugins/updates: a plugin with a scripted offer gets it
+    whatever its version; one with a latest version is offered it when it is newer than the
+    install's; any other is not listed. `current` echoes the version sent."""
+
+    latest: dict[str, str] = field(default_factory=dict)
+    scripted: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+
+    def offer(self, key: str, version: str) -> dict[str, Any]:
+        offered: str | None
+        if key in self.scripted:
+            offered, reason = self.scripted[key]
+        elif key in self.latest:
+            newer = version_sort_key(self.latest[key]) > version_sort_key(version)
+            offered, reason = (self.latest[key], "update") if newer else (None, "up_to_date")
+        else:
+            offered, reason = None, "not_listed"
+        return {"pluginKey": key, "current": version, "offered": offered, "reason": reason}
+
+    def answer(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.read())
+        problem = update_check_problem(body)
+        if problem is not None:
+            return error(400, "VALIDATION_FAILED", problem)
+        items = [self.offer(item["pluginKey"], item["version"]) for item in body["items"]]
+        return envelope({"items": items})
+
+
 class FakeApi:
     """Routes by (method, path); a list of responses is served in order, the last repeating."""
 
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], list[httpx.Response | Handler | Exception]] = {}
         self.requests: list[Recorded] = []
+        self.offers = UpdateOffers()
+
+    def offer_latest(self, key: str, version: str) -> None:
+        """The update check offers `version` of `key` to older installs."""
+        self.offers.latest[key] = version
+        self.on("POST", UPDATES_PATH, self.offers.answer)
+
+    def offer(self, key: str, offered: str | None, reason: str) -> None:
+        """The update check answers this for `key`, whatever version is installed."""
+        self.offers.scripted[key] = (offered, reason)
+        self.on("POST", UPDATES_PATH, self.offers.answer)
+
+    def update_checks(self) -> list[Any]:
+        """The bodies of the update checks received, in order."""
+        return [r.json for r in self.requests if (r.method, r.path) == ("POST", UPDATES_PATH)]
 
     def on(self, method: str, path: str, *responses: httpx.Response | Handler | Exception) -> None:
         self.routes[(method, path)] = list(responses)

@@ -25,7 +25,7 @@ from .capabilities_fakes import (
     state,
     tool,
 )
-from .fake_api import FakeApi, error
+from .fake_api import UPDATES_PATH, FakeApi, error
 from .helpers import Invoke, stdout_json
 
 CONSENT_EXIT = 4
@@ -35,6 +35,8 @@ FETCH = tool("fetch", "Fetch a page\nwith its headers")
 SUMMARY = prompt("summarize", "Summarize a page")
 DOWNLOAD_NEW = ("GET", f"/api/v1/plugins/download/{KEY}/1.1.0")
 REPORT = ("POST", f"/api/v1/plugins/install/{KEY}")
+OTHER = {"pluginKey": "other-plugin"}
+OTHER_DOWNLOAD = "/api/v1/plugins/download/other-plugin/0.2.0"
 
 
 def installed(
@@ -91,7 +93,7 @@ def test_an_update_with_nothing_new_is_installed_without_asking(
     assert result.exit_code == 0, result.output
     assert f"Updated {KEY} 1.0.0 -> 1.1.0." in result.stdout.splitlines()
     assert "more than you accepted" not in result.stderr
-    assert fake.calls()[:2] == [("GET", DETAIL), ("GET", capabilities_path("1.1.0"))]
+    assert fake.calls()[:2] == [("POST", UPDATES_PATH), ("GET", capabilities_path("1.1.0"))]
     # Read once, before installing: the install uses what the consent was about.
     assert fake.calls().count(("GET", capabilities_path("1.1.0"))) == 1
     record = accepted(tmp_path)
@@ -385,7 +387,11 @@ def test_a_failure_wins_over_a_missing_consent(
     other = dict(document["plugins"][KEY], version="0.1.0")
     document["plugins"]["other-plugin"] = other
     (tmp_path / "registry.json").write_text(json.dumps(document))
-    fake.on("GET", "/api/v1/plugins/detail/other-plugin", error(500, "INTERNAL_ERROR", "boom"))
+    # other-plugin is offered 0.2.0, showing what was accepted, and its download fails.
+    fake.offer("other-plugin", "0.2.0", "update")
+    shown = capabilities("0.2.0", tools=[SEARCH])
+    fake.ok("GET", "/api/v1/plugins/capabilities/other-plugin/0.2.0", shown | OTHER)
+    fake.on("GET", OTHER_DOWNLOAD, error(500, "INTERNAL_ERROR", "boom"))
     before = (tmp_path / "registry.json").read_bytes()
 
     result = invoke(["update", "--all", "--dir", str(tmp_path)])
@@ -407,7 +413,7 @@ def test_update_all_goes_on_past_a_plugin_needing_consent(
     document = json.loads((tmp_path / "registry.json").read_text())
     document["plugins"]["other-plugin"] = dict(document["plugins"][KEY], version="2.0.0")
     (tmp_path / "registry.json").write_text(json.dumps(document))
-    fake.ok("GET", "/api/v1/plugins/detail/other-plugin", {"latestVersion": "2.0.0"})
+    fake.offer_latest("other-plugin", "2.0.0")
 
     result = invoke(["update", "--all", "--dir", str(tmp_path)])
 

@@ -271,7 +271,7 @@ def test_update_whose_auto_connect_fails_is_installed_and_exits_1(
     fake.routes[("GET", f"/api/v1/plugins/download/{KEY}/1.1.0")] = fake.routes[
         ("GET", f"/api/v1/plugins/download/{KEY}/latest")
     ]
-    fake.ok("GET", f"/api/v1/plugins/detail/{KEY}", {"latestVersion": "1.1.0"})
+    fake.offer_latest(KEY, "1.1.0")
 
     # --yes: this fake service shows no capabilities, so the update would ask first.
     result = invoke(["update", KEY, "--dir", str(root), "--yes"], mcp_timeout=5.0)

@@ -1,13 +1,21 @@
 """`marketplace list`, `update [KEY|--all]` and `uninstall KEY`: the installs of one install
 folder (`--dir`) after `marketplace install`.
 
-`list` compares each installed version with the plugin's current one (public detail) and
-with the signed revocation list (verified as `audit` does), and marks an install whose
-version now shows more than the user accepted (`capabilities.py`); `update` is `install` of
-the current version, keeping the saved configuration, after the user's consent when that
-version has more than they accepted (CONTRACT 13); `uninstall` removes the plugin's
-folder, its registry entry and its saved secrets. None of them needs the service to
-forget anything: the service keeps one installed record per user (the last reported).
+`list` shows what the update check offers each install (`offers.py`, one request for all of
+them), checks each installed version against the signed revocation list (verified as
+`audit` does), and marks an install whose version now shows more than the user accepted
+(`capabilities.py`); `update` follows the update check's offers (CONTRACT 16): it is
+`install` of the offered version, keeping the saved configuration, after the user's consent
+when that version has more than they accepted (CONTRACT 13), and the offered version may be
+older than the installed one (a halted rollout, a version taken down). Nothing is offered
+for a plugin no longer listed: it is left as it is. `--channel prerelease` asks for
+prereleases too. `uninstall` removes the plugin's folder, its registry entry and its saved
+secrets. None of them needs the service to forget anything: the service keeps one installed
+record per user (the last reported).
+
+When `list` cannot reach the service (or the service cannot answer: 5xx), it still lists the
+installs, with their offers and revocations unknown; an update check that fails on its own
+(an older service without it, say) leaves only the offers unknown.
 
 How `list` learns the installed versions' capabilities: one public read per installed
 plugin (`GET /api/v1/plugins/capabilities/KEY/VERSION`), one after another on one
@@ -60,8 +68,18 @@ from marketplace_client.install import (
     print_install,
     redact,
 )
+from marketplace_client.install_id import install_id
 from marketplace_client.manifest_check import check_plugin_key, problem_line
 from marketplace_client.next_steps import Subject, explain
+from marketplace_client.offers import (
+    NOT_LISTED,
+    ROLLING_NOT_SELECTED,
+    Channel,
+    ChannelOption,
+    Offer,
+    check_updates,
+    checkable,
+)
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.registry import (
@@ -71,7 +89,6 @@ from marketplace_client.registry import (
     unregister_plugin,
 )
 from marketplace_client.trust import TRUST_EXIT, TrustError
-from marketplace_rules.versions import is_valid_version, version_sort_key
 
 CONSENT_EXIT = 4  # CONTRACT 13: an update needing consent it did not get
 # `list`: the time all capability reads together may take (each is bounded by its timeout).
@@ -104,23 +121,8 @@ def checked_key(key: str) -> str:
     return key
 
 
-def latest_version(api: ApiClient, key: str) -> str | None:
-    """The plugin's current version as the public catalogue shows it; None when the plugin
-    is no longer listed or has no current version."""
-    try:
-        detail = expect_object(api.get(f"/api/v1/plugins/detail/{key}"), "plugin")
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    latest = detail.get("latestVersion")
-    return latest if isinstance(latest, str) else None
-
-
-def is_newer(candidate: str, installed: str) -> bool:
-    if not (is_valid_version(candidate) and is_valid_version(installed)):
-        return candidate != installed
-    return version_sort_key(candidate) > version_sort_key(installed)
+def installed_versions(installed: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {key: str(entry.get("version")) for key, entry in installed.items()}
 
 
 # --- list ---------------------------------------------------------------------------------
@@ -131,7 +133,7 @@ class Listed:
     key: str
     version: str
     path: str
-    latest: str | None
+    offer: Offer | None  # None: unknown (offline, not reached, not answered)
     revoked: str | None  # the revocation's reason
     checked: bool  # False with --offline
     # The installed version's capabilities (None: not read) and what they have beyond
@@ -151,22 +153,23 @@ class Listed:
         if not self.checked:
             return "not checked (--offline)"
         if self.revoked is not None:
-            return f"REVOKED: {self.revoked}"
-        if self.latest is None:
-            return "no longer listed"
-        if is_newer(self.latest, self.version):
-            return f"update available: {self.latest}"
-        return "up to date"
+            move = self.offer.move() if self.offer is not None else ""
+            return f"REVOKED: {self.revoked}" + (f"; {move}" if move else "")
+        return self.offer.status() if self.offer is not None else "offers unknown"
 
     def to_json(self) -> dict[str, Any]:
+        offered = self.offer.offered if self.offer is not None and self.offer.moves else None
         return {
             "pluginKey": self.key,
             "version": self.version,
             "path": self.path,
-            "latestVersion": self.latest,
-            "updateAvailable": self.checked
-            and self.latest is not None
-            and is_newer(self.latest, self.version),
+            "offered": offered,
+            "offerReason": self.offer.reason if self.offer is not None else None,
+            # The version `update` would install, under the name scripts read before the
+            # update check (it was the current version then).
+            "latestVersion": offered,
+            "updateAvailable": offered is not None,
+            "rollback": self.offer is not None and self.offer.rollback,
             "revoked": self.revoked is not None,
             "revokedReason": self.revoked,
             "status": self.status,
@@ -209,29 +212,66 @@ def with_capabilities(
     return marked
 
 
-def list_installs(runtime: Runtime, root: Path, backend: str | None, out: Output) -> list[Listed]:
+def revoked_versions(public: ApiClient) -> dict[tuple[str, str], str]:
+    """(pluginKey, version) -> reason, from the signed revocation list."""
+    signed = expect_object(public.get(REVOCATIONS), "revocation list")
+    _, revocations = parse_revocations(verified_payload(public, signed))
+    return {(r.key, r.version): r.reason for r in revocations if r.kind == "plugin"}
+
+
+def listed_offers(
+    public: ApiClient, versions: dict[str, str], channel: Channel, out: Output
+) -> dict[str, Offer]:
+    """The update check's offers; none (and a warning) when it fails: the list is of what
+    is installed, and stands without them."""
+    try:
+        return check_updates(public, versions, channel, install_id())
+    except CliError as exc:
+        headline = exc.headline()
+    out.warn(f"the update check failed, so what is offered is unknown: {headline}")
+    return {}
+
+
+def list_installs(
+    runtime: Runtime,
+    root: Path,
+    backend: str | None,
+    out: Output,
+    channel: Channel = Channel.stable,
+) -> list[Listed]:
     installed = installed_plugins(root)
+    entries = sorted(installed.items())
     if backend is None or not installed:
         return [
             Listed(k, str(v.get("version")), str(v.get("path")), None, None, False)
-            for k, v in sorted(installed.items())
+            for k, v in entries
         ]
+    versions = installed_versions(installed)
     # Public reads only: a stale stored token cannot turn them into a 401.
     with runtime.client(backend, None) as public:
-        signed = expect_object(public.get(REVOCATIONS), "revocation list")
-        _, revocations = parse_revocations(verified_payload(public, signed))
-        reasons = {(r.key, r.version): r.reason for r in revocations if r.kind == "plugin"}
-        items = [
-            Listed(
-                key,
-                str(entry.get("version")),
-                str(entry.get("path")),
-                latest_version(public, key),
-                reasons.get((key, str(entry.get("version")))),
-                True,
+        try:
+            reasons = revoked_versions(public)
+        except ApiError as exc:
+            if not exc.server_side:
+                raise
+            out.warn(
+                "the service could not be reached, so what is offered and what is revoked "
+                f"are unknown: {exc.headline()}"
             )
-            for key, entry in sorted(installed.items())
-        ]
+            unknown = (None, None, True)
+            return [Listed(k, versions[k], str(v.get("path")), *unknown) for k, v in entries]
+        offers = listed_offers(public, versions, channel, out)
+    items = [
+        Listed(
+            key,
+            versions[key],
+            str(entry.get("path")),
+            offers.get(key),
+            reasons.get((key, versions[key])),
+            True,
+        )
+        for key, entry in entries
+    ]
     return with_capabilities(runtime, backend, items, installed, out)
 
 
@@ -261,17 +301,19 @@ def list_command(
         bool,
         typer.Option("--offline", help="Only read the registry: no update or revocation check."),
     ] = False,
+    channel: ChannelOption = Channel.stable,
     backend: BackendOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """List installed plugins: version, update available, revoked (signed list)."""
+    """List installed plugins: version, the update or rollback offered, revoked (signed
+    list)."""
     out = Output(json_mode=json_output)
     root = install_root(directory)
     runtime = get_runtime(ctx)
     with reporting_errors(out):
         server = None if offline else resolve_backend(backend)
-        items = list_installs(runtime, root, server, out)
-    data = {"root": str(root), "items": [item.to_json() for item in items]}
+        items = list_installs(runtime, root, server, out, channel)
+    data = {"root": str(root), "channel": channel.value, "items": [i.to_json() for i in items]}
     out.result(data, lambda: print_list(out, root, items))
 
 
@@ -288,7 +330,8 @@ class ConsentMissing(CliError):
 class Updated:
     key: str
     before: str
-    after: str | None = None
+    after: str | None = None  # the version offered (None: none)
+    offer: Offer | None = None
     result: InstallResult | None = None
     error: CliError | None = None
     capabilities: Capabilities | None = None  # the new version's, read before installing
@@ -299,6 +342,8 @@ class Updated:
             "pluginKey": self.key,
             "from": self.before,
             "to": self.after,
+            "reason": self.offer.reason if self.offer is not None else None,
+            "rollback": self.offer is not None and self.offer.rollback,
             "updated": self.result is not None,
             "install": self.result.to_json() if self.result is not None else None,
             "error": self.error.to_json() if self.error is not None else None,
@@ -341,6 +386,18 @@ def consent(
         )
 
 
+def no_offer(key: str, version: str) -> CliError:
+    """No answer about an install: its registry entry could not be asked about, or the
+    service left it out."""
+    if not checkable(key, version):
+        return CliError(
+            "REGISTRY_UNREADABLE",
+            f"the registry records no valid version of {key} ({version!r}): "
+            f"`marketplace install {key}` installs it again",
+        )
+    return CliError("BAD_RESPONSE", f"the update check did not answer about {key} {version}")
+
+
 def update_one(
     api: ApiClient,
     runtime: Runtime,
@@ -348,22 +405,25 @@ def update_one(
     root: Path,
     key: str,
     installed: dict[str, Any],
+    offer: Offer | None,
     *,
     assume_yes: bool = False,
 ) -> Updated:
+    """Follow the update check's `offer`: install the version offered, higher or lower
+    than the installed one; nothing when none is offered."""
     entry = Updated(key, str(installed.get("version")))
     try:
-        latest = latest_version(api, key)
-        if latest is None:
-            raise CliError("PLUGIN_NOT_FOUND", f"{key} has no current version on the service")
-        entry.after = latest
-        if not is_newer(latest, entry.before):
+        if offer is None:
+            raise no_offer(key, entry.before)
+        entry.offer, entry.after = offer, offer.offered
+        offered = offer.offered
+        if offered is None or not offer.moves:
             return entry
         # An inspection not done shows only permissions: the update compares those and
         # says so; `list` marks the install once the service shows more. Capabilities that
         # cannot be read at all compare nothing: the update asks (or needs --yes), as the
         # new version may ask for anything.
-        shown = fetch_capabilities(runtime, api.backend, key, latest)
+        shown = fetch_capabilities(runtime, api.backend, key, offered)
         entry.capabilities = shown
         if shown.known:
             changes = beyond(Accepted.from_entry(installed), shown)
@@ -372,7 +432,7 @@ def update_one(
         if changes:
             entry.changes = changes
             consent(out, runtime, entry, changes, assume_yes=assume_yes)
-        request = InstallRequest(key, latest, root, {}, capabilities=shown)
+        request = InstallRequest(key, offered, root, {}, capabilities=shown)
         entry.result = install(api, runtime, out, request)
     except CliError as exc:
         entry.error = exc
@@ -391,17 +451,38 @@ def _compared(shown: Capabilities | None) -> str:
     )
 
 
+def _done(entry: Updated) -> str:
+    """The line of an update that went through."""
+    offer = entry.offer
+    why = offer.why() if offer is not None else ""
+    verb = "Rolled back" if offer is not None and offer.rollback else "Updated"
+    line = f"{verb} {entry.key} {entry.before} -> {entry.after}"
+    return line + (f" ({why})." if why else ".") + _compared(entry.capabilities)
+
+
+def _stayed(entry: Updated, offer: Offer) -> str:
+    """The line of a plugin the offer leaves as it is."""
+    key, before = entry.key, entry.before
+    if offer.reason == NOT_LISTED:
+        return f"{key} {before} is no longer listed on the service: it is left as it is."
+    why = offer.why()
+    if not why:
+        return f"{key} is up to date ({before})."
+    if offer.offered is None and offer.reason != ROLLING_NOT_SELECTED:
+        # Halted or taken down with nothing older to go back to.
+        return f"{key} {before} stays installed: {why} and no other version is offered."
+    return f"{key} is up to date ({before}): {why}."
+
+
 def print_updates(out: Output, updates: list[Updated]) -> None:
     for entry in updates:
         if entry.result is not None:
             print_install(out, entry.result)
-            out.out.print(
-                f"Updated {entry.key} {entry.before} -> {entry.after}."
-                + _compared(entry.capabilities),
-                markup=False,
-            )
+            out.out.print(_done(entry), markup=False)
+        elif entry.error is None and entry.offer is not None:
+            out.out.print(_stayed(entry, entry.offer), markup=False)
         elif entry.error is None:
-            out.out.print(f"{entry.key} is up to date ({entry.before}).", markup=False)
+            continue
         elif entry.error.code == "UPDATE_DECLINED":
             out.out.print(
                 f"{entry.key} {entry.before} stays installed: the update to {entry.after} was "
@@ -461,13 +542,15 @@ def update_command(
             "asking (without a terminal such an update is refused otherwise, exit 4).",
         ),
     ] = False,
+    channel: ChannelOption = Channel.stable,
     directory: DirOption = None,
     backend: BackendOption = None,
     token: TokenOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Install the current version of installed plugins, keeping their configuration; ask
-    first when a new version has more than you accepted."""
+    """Install the version the service offers each installed plugin (a newer one, or an
+    older one when its version was halted or taken down), keeping their configuration; ask
+    first when that version has more than you accepted."""
     out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     runtime = get_runtime(ctx)
     root = install_root(directory)
@@ -483,12 +566,28 @@ def update_command(
             keys = sorted(installed)
         credentials = resolve_credentials(backend, token)
         credentials.require_token()
+        versions = {key: str(installed[key].get("version")) for key in keys}
         with runtime.client(credentials.backend, credentials.token) as api:
+            # One check for all of them: the service's answer is the plan.
+            offers = check_updates(api, versions, channel, install_id()) if keys else {}
             updates = [
-                update_one(api, runtime, out, root, key, installed[key], assume_yes=assume_yes)
+                update_one(
+                    api,
+                    runtime,
+                    out,
+                    root,
+                    key,
+                    installed[key],
+                    offers.get(key),
+                    assume_yes=assume_yes,
+                )
                 for key in keys
             ]
-    data = {"root": str(root), "items": [entry.to_json() for entry in updates]}
+    data = {
+        "root": str(root),
+        "channel": channel.value,
+        "items": [entry.to_json() for entry in updates],
+    }
     if not keys and not json_output:
         out.out.print(f"No plugins installed in {root}.", markup=False)
     out.result(data, lambda: print_updates(out, updates))

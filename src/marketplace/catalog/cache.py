@@ -31,6 +31,7 @@ MAX_ENTRIES = 4096
 MAX_BYTES = 64 * 1024 * 1024
 MAX_COUNTS = 8192
 MAX_LOOKUPS = 4096
+MAX_DELIVERIES = 65536  # a few hundred bytes each: the update check's per-plugin answers
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,9 @@ class CatalogCache:
         self.counts: _GenerationLRU[Any] = _GenerationLRU(max_counts, max_counts)
         # Other reads that only writes moving the generation can change (download targets).
         self.lookups: _GenerationLRU[Any] = _GenerationLRU(MAX_LOOKUPS, MAX_LOOKUPS)
+        # What the update check needs of each plugin: membership and versions only, so
+        # keyed by the listing generation (installs and ratings leave it valid).
+        self.deliveries: _GenerationLRU[Any] = _GenerationLRU(MAX_DELIVERIES, MAX_DELIVERIES)
         self.reader = reader
 
     async def generation(self, session: AsyncSession) -> Generation:
@@ -272,6 +276,12 @@ class CatalogCache:
 
     def store_lookup(self, generation: Generation, key: Hashable, value: Any) -> None:
         self.lookups.put(generation.generation, key, value)
+
+    def delivery(self, generation: Generation, key: Hashable) -> Any | None:
+        return self.deliveries.get(generation.listing, key)
+
+    def store_delivery(self, generation: Generation, key: Hashable, value: Any) -> None:
+        self.deliveries.put(generation.listing, key, value)
 
 
 def catalog_cache(app: FastAPI) -> CatalogCache:

@@ -8,7 +8,16 @@ from decimal import Decimal
 from typing import Any
 
 from marketplace.kit.schemas import Money, OutputModel
-from marketplace.models import Distribution, Plugin, PluginType, PluginVersion, ReviewStatus
+from marketplace.models import (
+    Channel,
+    Distribution,
+    Plugin,
+    PluginType,
+    PluginVersion,
+    ReviewStatus,
+    RolloutState,
+)
+from marketplace.publishing.schemas import RolloutOut
 
 
 class BrowseSort(enum.StrEnum):
@@ -65,6 +74,7 @@ class PublicPluginOut(OutputModel):
     enabled: bool
     review_status: ReviewStatus
     latest_version: str | None
+    latest_prerelease: str | None
     download_count: int
     rating_average: Money | None
     rating_count: int
@@ -108,6 +118,8 @@ class PublicVersionOut(OutputModel):
     sha256: str | None
     size: int | None
     distribution: Distribution
+    channel: Channel
+    rollout: RolloutOut
     is_latest: bool
     review_status: ReviewStatus
     created_at: datetime
@@ -170,6 +182,7 @@ def public_plugin(
         enabled=plugin.enabled,
         review_status=ReviewStatus(plugin.review_status),
         latest_version=plugin.latest_version,
+        latest_prerelease=plugin.latest_prerelease,
         download_count=plugin.download_count,
         rating_average=rating_average(plugin.rating_sum, plugin.rating_count),
         rating_count=plugin.rating_count,
@@ -200,7 +213,18 @@ def public_version(version: PluginVersion, *, paid: bool) -> PublicVersionOut:
         sha256=version.sha256,
         size=version.size,
         distribution=Distribution(version.distribution),
+        channel=Channel(version.channel),
+        rollout=rollout_out(version),
         is_latest=version.is_latest,
         review_status=ReviewStatus(version.review_status),
         created_at=version.created_at,
+    )
+
+
+def rollout_out(version: PluginVersion) -> RolloutOut:
+    return RolloutOut.model_construct(
+        percent=version.rollout_percent,
+        state=RolloutState(version.rollout_state),
+        halted_reason=version.rollout_halted_reason,
+        updated_at=version.rollout_updated_at or version.created_at,
     )

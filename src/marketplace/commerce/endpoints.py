@@ -24,6 +24,8 @@ from marketplace.commerce.schemas import (
     RatingOut,
 )
 from marketplace.db import DbSession
+from marketplace.delivery import signals
+from marketplace.delivery.counters import count_download
 from marketplace.errors import (
     InvalidState,
     PluginIsFree,
@@ -37,7 +39,7 @@ from marketplace.kit.error_codes import raises
 from marketplace.kit.routing import api_router
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.sql import plugin_named
-from marketplace.models import Plugin, Purchase
+from marketplace.models import Plugin, Purchase, SignalKind
 from marketplace.plugins.downloads import DownloadOut, download_info
 from marketplace.publishing.releases import ReleasesDep
 
@@ -98,6 +100,7 @@ async def download(
         target.version,
         target.release,
     )
+    await count_download(request, target.plugin.id)
     response.headers["Cache-Control"] = NO_STORE
     return Envelope(data=info)
 
@@ -108,6 +111,7 @@ async def install(
     user: CurrentUser,
     plugin: ExistingPlugin,
     body: InstallIn,
+    request: Request,
     response: Response,
     session: DbSession,
 ) -> Envelope[InstallOut]:
@@ -115,6 +119,15 @@ async def install(
     chosen = await service.downloadable_version(session, plugin, body.version)
     await purchases.require_active_purchase(session, plugin, user)
     record, created = await service.report_install(session, user, plugin, chosen)
+    # The version's install signal: statistics and the automatic halt (CONTRACT 16).
+    await signals.record(
+        session,
+        request.app.state.settings,
+        user_id=user.id,
+        plugin=plugin,
+        version=chosen,
+        kind=SignalKind.INSTALL,
+    )
     if not created:
         response.status_code = status.HTTP_200_OK
     return Envelope(

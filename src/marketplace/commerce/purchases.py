@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog.service import is_listed
 from marketplace.commerce.payments import ChargeRequest, ChargeStatus, PaymentProvider
+from marketplace.delivery import counters
 from marketplace.errors import (
     InvalidState,
     NotFound,
@@ -185,6 +186,8 @@ async def _settle(session: AsyncSession, purchase: Purchase) -> None:
     else:
         purchase.expires_at = None
     purchase.status = PAID
+    if purchase.plugin_id is not None:
+        await counters.add_daily(session, purchase.plugin_id, purchases=1, revenue=purchase.price)
 
 
 async def buy(

@@ -4,17 +4,26 @@ from marketplace.models.accounts import DeveloperProfile, RefreshToken, User
 from marketplace.models.audit import AuditLog
 from marketplace.models.base import Base
 from marketplace.models.catalog import (
+    FULL_PERCENT,
     SEED_CATEGORIES,
     Category,
+    Channel,
     Distribution,
     ListingCount,
     Plugin,
     PluginType,
     PluginVersion,
     ReviewStatus,
+    RolloutState,
 )
 from marketplace.models.commerce import Install, Purchase, Rating
 from marketplace.models.console import ConsoleSession
+from marketplace.models.delivery import (
+    PluginDailyStats,
+    PluginSignal,
+    PluginVersionStats,
+    SignalKind,
+)
 from marketplace.models.generation import CatalogGeneration
 from marketplace.models.inspections import InspectionStatus, PluginInspection
 from marketplace.models.revocations import Revocation
@@ -24,12 +33,14 @@ from marketplace.models.transparency import LogEntry, LogHead, LogNode
 from marketplace.roles import IdentityStatus, Role
 
 __all__ = [
+    "FULL_PERCENT",
     "SCENARIO_METADATA",
     "SEED_CATEGORIES",
     "AuditLog",
     "Base",
     "CatalogGeneration",
     "Category",
+    "Channel",
     "ConsoleSession",
     "DeveloperProfile",
     "Distribution",
@@ -41,9 +52,12 @@ __all__ = [
     "LogHead",
     "LogNode",
     "Plugin",
+    "PluginDailyStats",
     "PluginInspection",
+    "PluginSignal",
     "PluginType",
     "PluginVersion",
+    "PluginVersionStats",
     "PublishingToken",
     "Purchase",
     "Rating",
@@ -51,7 +65,9 @@ __all__ = [
     "ReviewStatus",
     "Revocation",
     "Role",
+    "RolloutState",
     "Scenario",
     "ScenarioVersion",
+    "SignalKind",
     "User",
 ]

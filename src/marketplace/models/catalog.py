@@ -46,6 +46,20 @@ class ReviewStatus(enum.StrEnum):
     TAKEN_DOWN = "taken_down"
 
 
+class Channel(enum.StrEnum):
+    STABLE = "stable"
+    PRERELEASE = "prerelease"
+
+
+class RolloutState(enum.StrEnum):
+    FULL = "full"
+    ROLLING = "rolling"
+    HALTED = "halted"
+
+
+FULL_PERCENT = 100
+
+
 class Distribution(enum.StrEnum):
     TARBALL = "tarball"
     CONFIG_ONLY = "config_only"
@@ -121,6 +135,8 @@ class Plugin(IdMixin, TimestampMixin, Base):
     review_note: Mapped[str | None] = mapped_column(Text)
     reviewed_by: Mapped[str | None] = mapped_column(String(36))
     latest_version: Mapped[str | None] = mapped_column(String(100))
+    # The newest approved prerelease version (CONTRACT 16), apart from the current one.
+    latest_prerelease: Mapped[str | None] = mapped_column(String(100))
     download_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     rating_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     rating_sum: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
@@ -202,6 +218,19 @@ class PluginVersion(ReviewedVersionMixin, Base):
     __table_args__ = (
         *reviewed_version_table_args("plugin_versions", "plugin_id"),
         CheckConstraint(_in(Distribution, "distribution"), name="distribution_valid"),
+        CheckConstraint(_in(Channel, "channel"), name="channel_valid"),
+        CheckConstraint(_in(RolloutState, "rollout_state"), name="rollout_state_valid"),
+        CheckConstraint("rollout_percent BETWEEN 1 AND 100", name="rollout_percent_range"),
+        # Full means everyone: a rolling or halted rollout is below 100.
+        CheckConstraint(
+            "(rollout_state = 'full') = (rollout_percent = 100)", name="rollout_full_is_100"
+        ),
+        # Prereleases are opt-in already: they never roll out.
+        CheckConstraint(
+            "channel = 'stable' OR rollout_state = 'full'", name="prerelease_not_rolled"
+        ),
+        # A prerelease is never the current version (the seed's rule is for stable ones).
+        CheckConstraint("NOT is_latest OR channel = 'stable'", name="latest_is_stable"),
     )
 
     plugin_id: Mapped[str] = mapped_column(
@@ -210,9 +239,30 @@ class PluginVersion(ReviewedVersionMixin, Base):
     changelog: Mapped[str | None] = mapped_column(Text)
     manifest: Mapped[dict[str, Any]] = mapped_column(JSONType, nullable=False)
     distribution: Mapped[str] = mapped_column(String(20), nullable=False)
+    channel: Mapped[str] = mapped_column(
+        String(20), nullable=False, default=Channel.STABLE.value, server_default="stable"
+    )
+    rollout_percent: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=FULL_PERCENT, server_default=text("100")
+    )
+    rollout_state: Mapped[str] = mapped_column(
+        String(20), nullable=False, default=RolloutState.FULL.value, server_default="full"
+    )
+    rollout_halted_reason: Mapped[str | None] = mapped_column(Text)
+    rollout_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # None: created
     # None: not applicable. Loaded only by the queries whose versions are shown with it
     # (`ItemKind.version_loads`): a report is up to 1 MiB, and public reads never show it.
     # Elsewhere reading it is an error, not a hidden query.
     inspection: Mapped[PluginInspection | None] = relationship(
         lazy="raise", uselist=False, passive_deletes=True
     )
+
+    @property
+    def rollout(self) -> dict[str, Any]:
+        """The rollout as representations show it (CONTRACT 16)."""
+        return {
+            "percent": self.rollout_percent,
+            "state": self.rollout_state,
+            "halted_reason": self.rollout_halted_reason,
+            "updated_at": self.rollout_updated_at or self.created_at,
+        }

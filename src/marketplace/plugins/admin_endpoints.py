@@ -289,6 +289,7 @@ async def create_version(
         version=body.version,
         changelog=body.changelog,
         manifest=body.manifest,
+        channel=body.channel,
         released_by_admin=admin,
         keyring=keyring,
     )

@@ -148,6 +148,7 @@ async def create_version(
         version=body.version,
         changelog=body.changelog,
         manifest=body.manifest,
+        channel=body.channel,
         released_by_admin=None,
         keyring=None,
     )

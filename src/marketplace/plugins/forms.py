@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from marketplace.kit.forms import multipart_form
+from marketplace.models import Channel
 from marketplace.plugins.schemas import CHANGELOG_MAX_CHARS, VERSION_MAX_CHARS
 from marketplace_rules.limits import ICON_MAX_BYTES, KIB, PLUGIN_PACKAGE_MAX_MIB
 from marketplace_rules.text import visible_text_pattern
@@ -26,6 +27,12 @@ PACKAGE_FORM = multipart_form(
             "type": "string",
             "maxLength": CHANGELOG_MAX_CHARS,
             "pattern": visible_text_pattern(),
+        },
+        "channel": {
+            "type": "string",
+            "enum": [channel.value for channel in Channel],
+            "description": "stable (default) or prerelease: approving a prerelease leaves "
+            "the current version alone (CONTRACT 16)",
         },
     },
     ["file", "version"],

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
-from sqlalchemy.sql.elements import SQLColumnExpression
+from sqlalchemy.sql.elements import ColumnElement, SQLColumnExpression
 
 from marketplace.config import Settings
 from marketplace.errors import (
@@ -20,7 +22,8 @@ from marketplace.errors import (
     VersionNotFound,
 )
 from marketplace.kit.sql import is_row_id, plugin_named
-from marketplace.models import Distribution, Plugin, PluginVersion
+from marketplace.models import Channel, Distribution, Plugin, PluginVersion, ReviewStatus
+from marketplace.packages.manifest import version_sort_key
 from marketplace.publishing.kinds import (
     ItemColumns,
     ItemKind,
@@ -105,6 +108,23 @@ class PluginKind(ItemKind[Plugin, PluginVersion]):
 
     def after_take_down(self, item: Plugin) -> None:
         item.enabled = False  # a taken-down plugin stops being distributed
+
+    def becomes_current(self, version: PluginVersion) -> bool:
+        return version.channel == Channel.STABLE
+
+    def may_be_current(self) -> ColumnElement[bool]:
+        return PluginVersion.channel == Channel.STABLE.value
+
+    async def after_versions_change(self, session: AsyncSession, item: Plugin) -> None:
+        """latestPrerelease follows the newest approved prerelease (CONTRACT 16)."""
+        rows = await session.scalars(
+            select(PluginVersion.version).where(
+                PluginVersion.plugin_id == item.id,
+                PluginVersion.channel == Channel.PRERELEASE.value,
+                PluginVersion.review_status == ReviewStatus.APPROVED.value,
+            )
+        )
+        item.latest_prerelease = max(rows, key=version_sort_key, default=None)
 
     def review_subject(self, version: PluginVersion, package_manifest: Any) -> ReviewSubject:
         """The stored manifest: the package's own for a tarball (checked equal at upload),

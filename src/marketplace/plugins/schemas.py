@@ -28,9 +28,9 @@ from marketplace.kit.schemas import (
     SafeText,
     never_null_schema,
 )
-from marketplace.models import Distribution, PluginInspection, PluginType, ReviewStatus
+from marketplace.models import Channel, Distribution, PluginInspection, PluginType, ReviewStatus
 from marketplace.packages.manifest import is_valid_plugin_key
-from marketplace.publishing.schemas import FindingOut, StatusCounts
+from marketplace.publishing.schemas import FindingOut, RolloutOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
 from marketplace_rules.manifest import manifest_json_schema, plugin_key_exclusions
 from marketplace_rules.versions import SEMVER_PATTERN, version_problem
@@ -125,6 +125,7 @@ class PluginOut(OutputModel):
     review_note: str | None
     reviewed_by: str | None
     latest_version: str | None
+    latest_prerelease: str | None
     download_count: int
     rating_average: Money | None
     rating_count: int
@@ -146,6 +147,8 @@ class VersionOut(OutputModel):
     sha256: str | None
     size: int | None
     distribution: Distribution
+    channel: Channel
+    rollout: RolloutOut
     is_latest: bool
     review_status: ReviewStatus
     review_note: str | None
@@ -390,6 +393,7 @@ Changelog = Annotated[SafeText, Field(max_length=CHANGELOG_MAX_CHARS)]
 class CreateVersionIn(InputModel):
     version: VersionText
     changelog: Changelog | None = None
+    channel: Channel = Channel.STABLE
     manifest: Annotated[
         dict[str, Any],
         AfterValidator(_json_safe),

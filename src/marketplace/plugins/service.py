@@ -19,6 +19,7 @@ from marketplace.kit.jsonsafe import storable
 from marketplace.kit.sql import insert_unique
 from marketplace.models import (
     Category,
+    Channel,
     Distribution,
     Plugin,
     PluginVersion,
@@ -268,6 +269,7 @@ async def add_version(
     sha256: str | None = None,
     size: int | None = None,
     blob_key: str | None = None,
+    channel: Channel = Channel.STABLE,
     released_by_admin: User | None = None,
     keyring: Keyring | None = None,
 ) -> PluginVersion:
@@ -284,6 +286,7 @@ async def add_version(
         blob_key=blob_key,
         review_status=ReviewStatus.PENDING,
         is_latest=False,
+        channel=channel.value,
         inspection=None,  # set below; never lazily loaded on a new row
     )
     base = await diff_base(session, PLUGINS, row)
@@ -319,6 +322,7 @@ async def create_version_from_manifest(
     version: str,
     changelog: str | None,
     manifest: dict[str, Any],
+    channel: Channel = Channel.STABLE,
     released_by_admin: User | None,
     keyring: Keyring | None,
 ) -> PluginVersion:
@@ -334,6 +338,7 @@ async def create_version_from_manifest(
         changelog=changelog,
         manifest=manifest,
         distribution=distribution,
+        channel=channel,
         released_by_admin=released_by_admin,
         keyring=keyring,
     )

@@ -17,7 +17,7 @@ from marketplace.config import Settings
 from marketplace.errors import IconTooLarge, PackageInvalid, ValidationFailed
 from marketplace.kit.upload import receive_upload
 from marketplace.media.icons import icon_data_url
-from marketplace.models import Distribution, Plugin, PluginVersion, User
+from marketplace.models import Channel, Distribution, Plugin, PluginVersion, User
 from marketplace.plugins import service
 from marketplace.plugins.kind import PLUGINS
 from marketplace.plugins.schemas import Changelog
@@ -55,6 +55,15 @@ def _changelog(fields: dict[str, str]) -> str | None:
         raise ValidationFailed.field("changelog", message) from None
 
 
+def _channel(fields: dict[str, str]) -> Channel:
+    raw = fields.get("channel") or Channel.STABLE.value
+    try:
+        return Channel(raw)
+    except ValueError:
+        allowed = ", ".join(channel.value for channel in Channel)
+        raise ValidationFailed.field("channel", f"must be one of: {allowed}") from None
+
+
 def _required_version(fields: dict[str, str]) -> str:
     # As sent: the form documents the semver pattern, which has no surrounding spaces.
     version = fields.get("version", "")
@@ -70,6 +79,7 @@ class NewPluginVersion:
     package: Package
     version: str
     changelog: str | None
+    channel: Channel
     released_by_admin: User | None
     keyring: Keyring | None  # signs the release of a version an admin approves at once
 
@@ -99,6 +109,7 @@ class NewPluginVersion:
             sha256=self.package.sha256,
             size=self.package.size,
             blob_key=key,
+            channel=self.channel,
             released_by_admin=self.released_by_admin,
             keyring=self.keyring,
         )
@@ -116,7 +127,7 @@ async def upload_version(
 ) -> PluginVersion:
     """Receive a package and make it a new (pending, or for an admin released) version."""
     async with await receive_package(
-        request, PLUGINS, settings, text_fields=("version", "changelog")
+        request, PLUGINS, settings, text_fields=("version", "changelog", "channel")
     ) as upload:
         package = package_of(PLUGINS, upload)
         await refuse_leaked_tokens(sessions, PLUGINS, package)
@@ -124,6 +135,7 @@ async def upload_version(
             package,
             _required_version(upload.fields),
             _changelog(upload.fields),
+            _channel(upload.fields),
             released_by_admin,
             keyring,
         )

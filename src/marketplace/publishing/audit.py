@@ -17,13 +17,17 @@ class Action(enum.StrEnum):
     APPROVE = "REVIEW_APPROVE"
     REJECT = "REVIEW_REJECT"
     TAKEDOWN = "TAKEDOWN"
+    ROLLOUT_SET = "ROLLOUT_SET"
+    ROLLOUT_HALT = "ROLLOUT_HALT"
+    ROLLOUT_RESUME = "ROLLOUT_RESUME"
 
 
 class Trigger(enum.StrEnum):
     ADMIN = "admin"
     LINKAGE = "linkage"
     AUTO_VALIDATION = "auto-validation"
-    DEVELOPER = "developer"  # the owner's own version takedown
+    DEVELOPER = "developer"  # the owner's own version takedown or rollout move
+    AUTOMATIC = "automatic"  # a rollout halted by its users' signals
 
 
 TAKEN_DOWN_OUTCOME = "taken_down"

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-from sqlalchemy.sql.elements import SQLColumnExpression
+from sqlalchemy import true
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement, SQLColumnExpression
 
 from marketplace.config import Settings
 from marketplace.errors import AppError
@@ -188,6 +190,18 @@ class ItemKind(ABC, Generic[Item, Version]):
 
     def after_take_down(self, item: Item) -> None:
         """Kind-specific consequences of taking the item down (default: none)."""
+
+    def becomes_current(self, version: Version) -> bool:
+        """Whether approving the version makes it current (default: always; a plugin's
+        prerelease does not, CONTRACT 16)."""
+        return True
+
+    def may_be_current(self) -> ColumnElement[bool]:
+        """Which approved versions may become current when the current one is taken down."""
+        return true()
+
+    async def after_versions_change(self, session: AsyncSession, item: Item) -> None:
+        """Kind-specific consequences of a version approved or taken down (default: none)."""
 
     def review_subject(
         self, version: Version, package_manifest: dict[str, Any] | None

@@ -113,8 +113,10 @@ async def decide(
     if approved:
         if keyring is None:  # a programming error: every approval path passes the keyring
             raise ValueError("approving a version signs its release: a keyring is required")
-        await make_current(session, kind, item, version)
+        if kind.becomes_current(version):
+            await make_current(session, kind, item, version)
         await sign_release(session, keyring, kind, item, version)
+        await kind.after_versions_change(session, item)
     kind.after_version_decision(item, version)
     await session.flush()
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool
 
 from marketplace.kit.schemas import InputModel, OutputModel, SafeText
+from marketplace.models import RolloutState
 
 NOTE_MAX_CHARS = 5000
 """A review note, a reviewer's or the automatic validation's, is at most this long."""
@@ -29,6 +30,15 @@ class FindingOut(OutputModel):
     severity: Literal["error", "warning", "info"]
     path: str
     message: str
+
+
+class RolloutOut(OutputModel):
+    """A version's staged rollout (CONTRACT 16): who is offered it by the update check."""
+
+    percent: int
+    state: RolloutState
+    halted_reason: str | None
+    updated_at: datetime
 
 
 class StatusCounts(OutputModel):

@@ -42,11 +42,12 @@ def check_can_take_down(kind: Kind[ItemT, VersionT], item: ItemT, version: Versi
 async def highest_approved(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item_id: str
 ) -> VersionT | None:
-    """The item's approved version of highest semver precedence, if any."""
+    """The item's approved version of highest semver precedence that may be current."""
     rows = await session.scalars(
         select(kind.version_model).where(
             kind.versions.item_id == item_id,
             kind.versions.review_status == ReviewStatus.APPROVED.value,
+            kind.may_be_current(),
         )
     )
     return max(rows, key=lambda v: version_sort_key(v.version), default=None)
@@ -82,6 +83,7 @@ async def take_down_version(
             item.latest_version = None
         else:
             await make_current(session, kind, item, successor)
+    await kind.after_versions_change(session, item)
     record_takedown(
         session,
         actor_id=actor_id,

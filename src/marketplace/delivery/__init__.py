@@ -1,0 +1,1 @@
+"""Delivery (CONTRACT 16): channels, staged rollouts, update checks, signals, statistics."""

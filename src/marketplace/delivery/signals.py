@@ -1,0 +1,164 @@
+"""Client signals (CONTRACT 16): installs, uninstalls, crash and abuse reports.
+
+At most one signal per user, plugin, version and kind a day, held by a unique constraint:
+the first answers 201 and counts, repeats answer 200 and count nothing. Each new signal
+moves the day's and the version's counters in its own transaction, and a signal about a
+rolling version judges the automatic halt there too: the plugin's and then the version's
+row are locked first (the one lock order), so of two concurrent signals the second sees
+what the first decided, and a threshold is crossed, and acted on, exactly once.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import exists, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.config import Settings
+from marketplace.delivery import counters, rollout
+from marketplace.delivery.counters import VersionCounts
+from marketplace.models import (
+    Plugin,
+    PluginSignal,
+    PluginVersion,
+    ReviewStatus,
+    RolloutState,
+    SignalKind,
+)
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.audit import Trigger
+from marketplace.publishing.lookup import find_version, lock_item
+
+DAILY_COUNTER = {
+    SignalKind.INSTALL: "installs",
+    SignalKind.UNINSTALL: "uninstalls",
+    SignalKind.CRASH: "crash_reports",
+    SignalKind.ABUSE: "abuse_reports",
+}
+
+
+def _is_rolling(version: PluginVersion) -> bool:
+    return (
+        version.review_status == ReviewStatus.APPROVED
+        and version.rollout_state == RolloutState.ROLLING
+    )
+
+
+async def _same_day(
+    session: AsyncSession, user_id: str, version: PluginVersion, kind: SignalKind
+) -> PluginSignal | None:
+    return await session.scalar(
+        select(PluginSignal).where(
+            PluginSignal.user_id == user_id,
+            PluginSignal.plugin_id == version.plugin_id,
+            PluginSignal.version == version.version,
+            PluginSignal.kind == kind.value,
+            PluginSignal.day == counters.today(),
+        )
+    )
+
+
+async def _first_of_user(session: AsyncSession, signal: PluginSignal) -> bool:
+    """Whether no earlier day holds the same user's signal of this kind and version (the
+    version's distinct-user counters). A lookup on the unique index, not a scan."""
+    earlier = exists().where(
+        PluginSignal.user_id == signal.user_id,
+        PluginSignal.plugin_id == signal.plugin_id,
+        PluginSignal.version == signal.version,
+        PluginSignal.kind == signal.kind,
+        PluginSignal.day != signal.day,
+    )
+    return not await session.scalar(select(earlier))
+
+
+def _version_amounts(kind: SignalKind, first: bool) -> dict[str, int]:
+    distinct = int(first)
+    if kind == SignalKind.INSTALL:
+        return {"installs": distinct}
+    if kind == SignalKind.UNINSTALL:
+        return {"uninstalls": distinct}
+    if kind == SignalKind.CRASH:
+        return {"crash_reports": 1, "crash_users": distinct}
+    return {"abuse_reports": 1}
+
+
+async def record(
+    session: AsyncSession,
+    settings: Settings,
+    *,
+    user_id: str,
+    plugin: Plugin,
+    version: PluginVersion,
+    kind: SignalKind,
+    message: str | None = None,
+) -> tuple[PluginSignal, bool]:
+    """The day's signal (created: True when this call made it)."""
+    if _is_rolling(version):
+        plugin = await lock_item(session, PLUGINS, plugin.id)
+        version = await find_version(session, PLUGINS, version.id, lock=True)
+    existing = await _same_day(session, user_id, version, kind)
+    if existing is not None:
+        return existing, False
+    signal = PluginSignal(
+        user_id=user_id,
+        plugin_id=plugin.id,
+        version=version.version,
+        kind=kind.value,
+        day=counters.today(),
+        message=message,
+    )
+    try:
+        async with session.begin_nested():  # added inside: see commerce.service
+            session.add(signal)
+            await session.flush()
+    except IntegrityError:  # the same user's concurrent signal won
+        existing = await _same_day(session, user_id, version, kind)
+        if existing is None:
+            raise
+        return existing, False
+    first = await _first_of_user(session, signal)
+    await counters.add_daily(session, plugin.id, **{DAILY_COUNTER[kind]: 1})
+    counts = await counters.add_version(
+        session, plugin.id, version.version, **_version_amounts(kind, first)
+    )
+    if _is_rolling(version):
+        await _judge(session, settings, plugin, version, counts)
+    return signal, True
+
+
+def _share(part: int, whole: int) -> float:
+    return 100.0 * part / whole
+
+
+async def _judge(
+    session: AsyncSession,
+    settings: Settings,
+    plugin: Plugin,
+    version: PluginVersion,
+    counts: VersionCounts,
+) -> None:
+    """Halt the rolling version when its users' signals cross a threshold (settings)."""
+    if counts.installs < settings.rollout_halt_min_installs:
+        return
+    uninstalled = _share(counts.uninstalls, counts.installs)
+    crashed = _share(counts.crash_users, counts.installs)
+    if uninstalled > settings.rollout_halt_uninstall_percent:
+        reason = (
+            f"{counts.uninstalls} of {counts.installs} installs uninstalled it "
+            f"({uninstalled:.1f}% > {settings.rollout_halt_uninstall_percent:g}%)"
+        )
+    elif crashed > settings.rollout_halt_crash_percent:
+        reason = (
+            f"{counts.crash_users} of {counts.installs} installs reported a crash "
+            f"({crashed:.1f}% > {settings.rollout_halt_crash_percent:g}%)"
+        )
+    else:
+        return
+    await rollout.halt(
+        session,
+        plugin,
+        version,
+        rollout.AUTOMATIC_PREFIX + reason,
+        actor_id=None,
+        trigger=Trigger.AUTOMATIC,
+    )

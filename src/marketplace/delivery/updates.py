@@ -1,0 +1,104 @@
+"""The update check (CONTRACT 16): up to 500 installed plugins in a fixed number of
+queries. Each plugin's delivery (its offerable versions and their rollouts) is cached per
+listing generation, which the database moves with every review decision, takedown and
+rollout move (migration 0016's triggers on plugin_versions): a warm check reads the
+generation and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from marketplace.catalog.cache import CatalogCache
+from marketplace.catalog.service import is_listed, version_key
+from marketplace.delivery.offers import Delivery, Offer, Release, offer
+from marketplace.models import Channel, Plugin, PluginVersion, ReviewStatus
+
+# Rows of versions that may be offered or were withdrawn (pending and rejected never are).
+_OFFERABLE = and_(
+    PluginVersion.plugin_id == Plugin.id,
+    PluginVersion.review_status.in_([ReviewStatus.APPROVED.value, ReviewStatus.TAKEN_DOWN.value]),
+)
+NOT_LISTED = "not_listed"  # cached for keys that name no listed plugin
+
+
+def _delivery(plugin: Plugin, rows: Sequence[tuple[str, str, str, str, int]]) -> Delivery:
+    stable: list[Release] = []
+    prereleases: list[tuple[str, tuple[int, object]]] = []
+    taken_down: set[str] = set()
+    for version, status, channel, state, percent in rows:
+        if status == ReviewStatus.TAKEN_DOWN:
+            taken_down.add(version)
+        elif channel == Channel.PRERELEASE:
+            prereleases.append((version, version_key(version)))
+        else:
+            stable.append(Release(version, version_key(version), state, percent))
+    stable.sort(key=lambda release: release.order, reverse=True)
+    return Delivery(
+        plugin_key=plugin.plugin_key,
+        stable=tuple(stable),
+        prerelease=max(prereleases, key=lambda p: p[1], default=None),
+        taken_down=frozenset(taken_down),
+        current=plugin.latest_version,
+    )
+
+
+async def load_deliveries(session: AsyncSession, keys: Iterable[str]) -> dict[str, Delivery | None]:
+    """One query for all the keys: each listed plugin with its offerable versions."""
+    wanted = list(dict.fromkeys(keys))
+    found: dict[str, Delivery | None] = dict.fromkeys(wanted)
+    if not wanted:
+        return found
+    rows = await session.execute(
+        select(
+            Plugin,
+            PluginVersion.version,
+            PluginVersion.review_status,
+            PluginVersion.channel,
+            PluginVersion.rollout_state,
+            PluginVersion.rollout_percent,
+        )
+        .outerjoin(PluginVersion, _OFFERABLE)
+        .where(Plugin.plugin_key.in_(wanted))
+    )
+    plugins: dict[str, Plugin] = {}
+    versions: dict[str, list[tuple[str, str, str, str, int]]] = defaultdict(list)
+    for plugin, version, status, channel, state, percent in rows:
+        plugins[plugin.plugin_key] = plugin
+        if version is not None:
+            versions[plugin.plugin_key].append((version, status, channel, state, percent))
+    for key, plugin in plugins.items():
+        if is_listed(plugin):
+            found[key] = _delivery(plugin, versions[key])
+    return found
+
+
+async def check(
+    session: AsyncSession,
+    cache: CatalogCache,
+    install_id: str,
+    channel: Channel,
+    items: Sequence[tuple[str, str]],
+) -> list[Offer]:
+    """The offer for each (pluginKey, version) an install runs, in the order given."""
+    generation = await cache.generation(session)
+    deliveries: dict[str, Delivery | None] = {}
+    missing: list[str] = []
+    for key, _version in items:
+        cached = cache.delivery(generation, key)
+        if cached is None:
+            missing.append(key)
+        else:
+            deliveries[key] = None if cached == NOT_LISTED else cached
+    if missing:
+        for key, delivery in (await load_deliveries(session, missing)).items():
+            deliveries[key] = delivery
+            cache.store_delivery(generation, key, delivery or NOT_LISTED)
+    return [
+        offer(deliveries[key], install_id, version, version_key(version), channel)
+        for key, version in items
+    ]
