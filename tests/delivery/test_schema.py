@@ -3,6 +3,8 @@ down and up."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from alembic import command
 from sqlalchemy import text
@@ -18,8 +20,14 @@ CHANGED_TABLES = {"plugins", "plugin_versions"}
 pytestmark = IGNORE_EXPRESSION_INDEXES
 
 
+def _unexpected(diffs: list[Any]) -> list[Any]:
+    # PostgreSQL's plugins carry a generated search column by design (migration 0002).
+    return [d for d in diffs if "search_text" not in str(d)]
+
+
 async def test_migrated_delivery_tables_match_the_models(database_url: str) -> None:
-    assert await run_on(database_url, model_diff(DELIVERY_TABLES | CHANGED_TABLES)) == []
+    diffs = await run_on(database_url, model_diff(DELIVERY_TABLES | CHANGED_TABLES))
+    assert _unexpected(diffs) == []
 
 
 def test_delivery_migration_goes_down_and_up(scratch_url: str) -> None:
@@ -28,7 +36,7 @@ def test_delivery_migration_goes_down_and_up(scratch_url: str) -> None:
     command.downgrade(alembic_config(scratch_url), "0016")
     assert not DELIVERY_TABLES & run_now(scratch_url, table_names)
     upgrade(scratch_url)
-    assert run_now(scratch_url, model_diff(DELIVERY_TABLES | CHANGED_TABLES)) == []
+    assert _unexpected(run_now(scratch_url, model_diff(DELIVERY_TABLES | CHANGED_TABLES))) == []
 
 
 @pytest.mark.parametrize(
@@ -53,15 +61,16 @@ async def test_the_database_refuses_a_rollout_that_breaks_its_rules(
         await run_on(
             database_url,
             lambda c: c.execute(
-                text(f"UPDATE plugin_versions SET {values} WHERE id = :id"), {"id": version_id}
+                # Constant SQL from the parameters above, no input.
+                text(f"UPDATE plugin_versions SET {values} WHERE id = :id"),  # noqa: S608
+                {"id": version_id},
             ),
         )
     state = await run_on(
         database_url,
         lambda c: c.execute(
             text(
-                "SELECT channel, rollout_percent, rollout_state FROM plugin_versions "
-                "WHERE id = :id"
+                "SELECT channel, rollout_percent, rollout_state FROM plugin_versions WHERE id = :id"
             ),
             {"id": version_id},
         ).one(),
