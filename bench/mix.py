@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import statistics
 import time
@@ -151,13 +152,20 @@ class _Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def get(self, path: str, auth: bool) -> tuple[int, bytes]:
+        return await self.send("GET", path, auth)
+
+    async def send(
+        self, method: str, path: str, auth: bool, body: bytes | None = None
+    ) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
-        head = f"GET {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
         if auth:
             head += f"Authorization: Bearer {self.token}\r\n"
-        self.writer.write((head + "\r\n").encode())
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write((head + "\r\n").encode() + (body or b""))
         status = int((await self.reader.readline()).split()[1])
         length, chunked, close = 0, False, False
         while True:
@@ -291,6 +299,71 @@ async def uncached(
     finally:
         conn.close()
     return out
+
+
+@dataclass
+class UpdateChecks:
+    """Update checks of `installed` plugins each, one at a time, against the bare page's
+    round trip measured the same way (what the client and the HTTP stack cost)."""
+
+    installed: int
+    cold_ms: float  # median, the generation moved before each check (nothing cached)
+    warm_ms: float  # median, the plugins' answers cached
+    bare_ms: float  # median round trip of the bare page
+    errors: int
+
+    @property
+    def cold_server_ms(self) -> float:
+        return max(0.0, self.cold_ms - self.bare_ms)
+
+    @property
+    def warm_server_ms(self) -> float:
+        return max(0.0, self.warm_ms - self.bare_ms)
+
+
+async def update_checks(
+    host: str, port: int, bare_port: int, keys: Sequence[str], installed: int, samples: int,
+    bump: Callable[[], Awaitable[None]], seed: int = 7,
+) -> UpdateChecks:  # fmt: skip
+    """A desktop client's check: `installed` plugins drawn at random, most on the current
+    version and some behind it, each check from a different install."""
+    rng = random.Random(seed)
+    bodies = []
+    for n in range(samples):
+        chosen = rng.sample(list(keys), installed)
+        items = [
+            {"pluginKey": key, "version": "0.9.0" if rng.random() < 0.2 else "1.0.0"}
+            for key in chosen
+        ]
+        bodies.append(json.dumps({"installId": f"bench-install-{n:06d}", "items": items}).encode())
+    conn, bare = _Connection(host, port, ""), _Connection(host, bare_port, "")
+    cold: list[float] = []
+    warm: list[float] = []
+    bare_times: list[float] = []
+    errors = 0
+    try:
+        for body in bodies:
+            await bump()
+            began = time.perf_counter()
+            status, _ = await conn.send("POST", "/api/v1/plugins/updates", False, body)
+            cold.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            status_warm, _ = await conn.send("POST", "/api/v1/plugins/updates", False, body)
+            warm.append((time.perf_counter() - began) * 1000)
+            errors += (status != 200) + (status_warm != 200)
+            began = time.perf_counter()
+            await bare.get("/page", False)
+            bare_times.append((time.perf_counter() - began) * 1000)
+    finally:
+        conn.close()
+        bare.close()
+    return UpdateChecks(
+        installed,
+        statistics.median(cold),
+        statistics.median(warm),
+        statistics.median(bare_times),
+        errors,
+    )
 
 
 def search_probes(samples_each: int) -> dict[str, list[Request]]:

@@ -20,7 +20,7 @@ from marketplace.admin_console.inspection import Badge, queue_badges
 from marketplace.admin_console.kinds import PLUGIN_PAGES, SCENARIO_PAGES, item_title
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
-from marketplace.models import IdentityStatus, PluginVersion, ReviewStatus
+from marketplace.models import IdentityStatus, PluginVersion, ReviewStatus, RolloutState
 from marketplace.packages.manifest import version_sort_key
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing import queries
@@ -123,6 +123,35 @@ def _versions_loader(pages: Any) -> Loader:
     return load
 
 
+async def _halted(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
+    """Approved plugin versions whose rollout is halted: each waits for a resume, a
+    takedown, or a fixed version."""
+    pairs, total, _ = await queries.admin_versions(
+        db,
+        PLUGINS,
+        at,
+        ReviewStatus.APPROVED.value,
+        search,
+        oldest_first=True,
+        where=PluginVersion.rollout_state == RolloutState.HALTED.value,
+    )
+    labels = await _labels(db, [item.owner_id for _, item in pairs])
+    rows = [
+        QueueRow(
+            url=PLUGIN_PAGES.version_url(version.id),
+            title=item_title(item),
+            detail=f"version {version.version} · halted at {version.rollout_percent}%: "
+            f"{version.rollout_halted_reason or ''}",
+            developer=labels.get(item.owner_id, item.owner_id),
+            waiting_since=version.rollout_updated_at or version.created_at,
+            findings=counts(version.findings),
+            inspection=queue_badges(version),
+        )
+        for version, item in pairs
+    ]
+    return rows, total
+
+
 async def _developers(db: AsyncSession, at: Page, search: str | None) -> tuple[list[QueueRow], int]:
     pairs, total, _ = await accounts.list_developers(
         db,
@@ -151,6 +180,7 @@ TABS = (
     Tab("plugin-versions", "Plugin versions", _versions_loader(PLUGIN_PAGES)),
     Tab("scenario-versions", "Scenario versions", _versions_loader(SCENARIO_PAGES)),
     Tab("developers", "Developer identities", _developers),
+    Tab("halted-rollouts", "Halted rollouts", _halted),
 )
 TAB_BY_SLUG = {t.slug: t for t in TABS}
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import BackgroundTasks, Request, status
+from typing import Annotated
+
+from fastapi import BackgroundTasks, Query, Request, status
 
 from marketplace.auth.deps import Admin
 from marketplace.db import DbSession, WriteSessions, end_checks
@@ -25,7 +27,7 @@ from marketplace.kit.pagination import LimitParams
 from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
-from marketplace.models import ReviewStatus
+from marketplace.models import PluginVersion, ReviewStatus, RolloutState
 from marketplace.plugins import review as plugin_review
 from marketplace.plugins import service, uploads
 from marketplace.plugins.downloads import DownloadOut, download_info
@@ -111,9 +113,11 @@ async def list_plugin_versions(
     page: LimitParams,
     review_status: QueueStatus = ReviewStatus.PENDING,
     search: Search = None,
+    rollout_state: Annotated[RolloutState | None, Query(alias="rolloutState")] = None,
 ) -> Envelope[AdminVersionList]:
     """Versions across plugins (the review queue), newest first; reviewStatus defaults to
-    pending, `all` lists every state."""
+    pending, `all` lists every state; rolloutState narrows to full, rolling or halted
+    rollouts (`reviewStatus=approved&rolloutState=halted`: the halted ones)."""
     versions = await endpoints.version_queue(
         session,
         PLUGINS,
@@ -122,6 +126,7 @@ async def list_plugin_versions(
         search,
         page_model=AdminVersionList,
         item_out=admin_version_out,
+        where=None if rollout_state is None else PluginVersion.rollout_state == rollout_state,
     )
     return Envelope(data=versions)
 

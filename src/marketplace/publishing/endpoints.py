@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import structlog
 from fastapi import Query
 from pydantic import BaseModel
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.auth.deps import Admin
@@ -59,11 +60,14 @@ async def version_queue(
     *,
     page_model: type[P],
     item_out: Callable[[VersionT, ItemT, dict[str, str]], Any],
+    where: ColumnElement[bool] | None = None,
 ) -> P:
     """The admin version queue: versions across the kind's items, newest first, with counts
     per review status (`all` lists every state)."""
     wanted = None if review_status == "all" else str(review_status)
-    rows, total, counts = await queries.admin_versions(session, kind, page, wanted, search)
+    rows, total, counts = await queries.admin_versions(
+        session, kind, page, wanted, search, where=where
+    )
     labels = await queries.reviewer_labels(session, (v.reviewed_by for v, _ in rows))
     return page_model(
         items=[item_out(v, item, labels) for v, item in rows],

@@ -126,10 +126,12 @@ async def admin_versions(
     *,
     oldest_first: bool = False,
     work_only: bool = False,
+    where: ColumnElement[bool] | None = None,
 ) -> tuple[list[tuple[VersionT, ItemT]], int, dict[str, int]]:
     """The version queue across items, newest first (or oldest first, the order a reviewer
     works through it), with counts per review status. `work_only` leaves out the versions
-    that wait with their item (the console's queue); the API's list keeps them (seed 4.5)."""
+    that wait with their item (the console's queue); the API's list keeps them (seed 4.5).
+    `where` narrows the rows and their counts alike (a kind's own filter: halted rollouts)."""
     base = kind.loading_versions(
         select(kind.version_model, kind.item_model).join(
             kind.item_model, kind.items.id == kind.versions.item_id
@@ -137,6 +139,8 @@ async def admin_versions(
     )
     if work_only:
         base = base.where(not_(waits_with_item(kind)))
+    if where is not None:
+        base = base.where(where)
     rows, total, counts = await _paged_with_counts(
         session,
         _searching(base, kind.versions.search, search),
