@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from .capabilities_fakes import (
-    DETAIL,
     KEY,
     accepted,
     capabilities,

@@ -73,6 +73,7 @@ from marketplace_client.manifest_check import check_plugin_key, problem_line
 from marketplace_client.next_steps import Subject, explain
 from marketplace_client.offers import (
     NOT_LISTED,
+    REVOKED,
     ROLLING_NOT_SELECTED,
     Channel,
     ChannelOption,
@@ -470,7 +471,10 @@ def _stayed(entry: Updated, offer: Offer) -> str:
         return f"{key} is up to date ({before})."
     if offer.offered is None and offer.reason != ROLLING_NOT_SELECTED:
         # Halted or taken down with nothing older to go back to.
-        return f"{key} {before} stays installed: {why} and no other version is offered."
+        line = f"{key} {before} stays installed: {why} and no other version is offered."
+        if offer.reason == REVOKED:
+            line += f" `marketplace uninstall {key}` removes it."
+        return line
     return f"{key} is up to date ({before}): {why}."
 
 
@@ -481,9 +485,7 @@ def print_updates(out: Output, updates: list[Updated]) -> None:
             out.out.print(_done(entry), markup=False)
         elif entry.error is None and entry.offer is not None:
             out.out.print(_stayed(entry, entry.offer), markup=False)
-        elif entry.error is None:
-            continue
-        elif entry.error.code == "UPDATE_DECLINED":
+        elif entry.error is not None and entry.error.code == "UPDATE_DECLINED":
             out.out.print(
                 f"{entry.key} {entry.before} stays installed: the update to {entry.after} was "
                 "declined.",
@@ -566,10 +568,11 @@ def update_command(
             keys = sorted(installed)
         credentials = resolve_credentials(backend, token)
         credentials.require_token()
-        versions = {key: str(installed[key].get("version")) for key in keys}
+        versions = installed_versions(installed)
         with runtime.client(credentials.backend, credentials.token) as api:
             # One check for all of them: the service's answer is the plan.
-            offers = check_updates(api, versions, channel, install_id()) if keys else {}
+            asked = {key: versions[key] for key in keys}
+            offers = check_updates(api, asked, channel, install_id()) if keys else {}
             updates = [
                 update_one(
                     api,

@@ -99,9 +99,6 @@ class Offer:
             return f"up to date ({why})" if why else "up to date"
         return f"{why}; no other version is offered"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"offered": self.offered, "reason": self.reason, "rollback": self.rollback}
-
 
 def _lower(candidate: str | None, than: str) -> bool:
     if candidate is None or not is_valid_version(than):
