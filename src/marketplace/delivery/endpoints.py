@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request, Response, status
+from fastapi import Body, Depends, Query, Request, Response, status
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +21,7 @@ from marketplace.delivery.schemas import (
     HaltIn,
     PluginStats,
     ReportIn,
+    ResumeIn,
     RolloutIn,
     SignalOut,
     UninstallIn,
@@ -211,6 +212,7 @@ HALT_DESCRIPTION = (
     "offered the version below it. Otherwise 409 INVALID_STATE."
 )
 RESUME_DESCRIPTION = "Resume a halted rollout at its percent (no body). Otherwise 409."
+NoBody = Annotated[ResumeIn | None, Body()]
 
 
 @developer_router.put(ROLLOUT_PATH, description=SET_DESCRIPTION)
@@ -240,7 +242,10 @@ async def halt_own_rollout(
 
 @developer_router.post(f"{ROLLOUT_PATH}/resume", description=RESUME_DESCRIPTION)
 async def resume_own_rollout(
-    user: VerifiedDeveloper, found: OwnedPluginVersionForWrite, session: DbSession
+    user: VerifiedDeveloper,
+    found: OwnedPluginVersionForWrite,
+    session: DbSession,
+    _body: NoBody = None,
 ) -> Envelope[VersionOut]:
     plugin, version = found
     await rollout.resume(session, plugin, version, actor_id=user.id, trigger=Trigger.DEVELOPER)
@@ -271,7 +276,7 @@ async def halt_rollout(
 
 @admin_router.post(f"{ADMIN_ROLLOUT_PATH}/resume", description=RESUME_DESCRIPTION)
 async def resume_rollout(
-    admin: Admin, found: AdminPluginVersionForWrite, session: DbSession
+    admin: Admin, found: AdminPluginVersionForWrite, session: DbSession, _body: NoBody = None
 ) -> Envelope[VersionOut]:
     plugin, version = found
     await rollout.resume(session, plugin, version, actor_id=admin.id, trigger=Trigger.ADMIN)

@@ -87,6 +87,8 @@ async def set_percent(
             raise InvalidState(
                 f"The rollout of {_label(plugin, version)} is at {before}%: it may only grow"
             )
+    if percent == before:
+        return  # already there (a retried request): nothing moved, nothing to audit
     version.rollout_percent = percent
     version.rollout_state = RolloutState.FULL if percent == FULL_PERCENT else RolloutState.ROLLING
     version.rollout_updated_at = utcnow()

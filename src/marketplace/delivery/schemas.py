@@ -25,6 +25,10 @@ class HaltIn(InputModel):
     reason: Annotated[RequiredText, Field(min_length=1, max_length=REASON_MAX_CHARS)]
 
 
+class ResumeIn(InputModel):
+    """Resume takes no body: an empty object is allowed, any field is refused (CONTRACT 1)."""
+
+
 class InstalledPluginIn(InputModel):
     plugin_key: Annotated[str, Field(min_length=1, max_length=64)]
     version: VersionField

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.models import Plugin, ReviewStatus
+from marketplace.models import Channel, Plugin, ReviewStatus
 from marketplace.packages.manifest import version_sort_key
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing import review
@@ -43,11 +43,16 @@ async def approve_plugin(
     approve_pending_version: bool | None,
     keyring: Keyring,
 ) -> None:
-    """Listed; a first publication also releases its newest pending version (`linkage`)."""
+    """Listed; a first publication also releases its newest pending version (`linkage`).
+
+    Stable versions only (CONTRACT 16): the linkage gives a first publication a current
+    version, which a prerelease never is; an approved prerelease is not a release either."""
     await _decide_plugin(session, plugin, approved=True, reviewer_id=reviewer_id, note=note)
     if approve_pending_version is False:
         return
-    versions = await versions_of(session, PLUGINS, plugin.id)
+    versions = [
+        v for v in await versions_of(session, PLUGINS, plugin.id) if v.channel == Channel.STABLE
+    ]
     if any(v.review_status == ReviewStatus.APPROVED for v in versions):
         return
     pending = [v for v in versions if v.review_status == ReviewStatus.PENDING]
