@@ -24,7 +24,7 @@ from marketplace.errors import PluginNotFound
 from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, PluginVersion
 from marketplace.plugins.kind import PLUGINS
-from marketplace.publishing.releases import Releases, release_for_download
+from marketplace.publishing.releases import Releases, needs_completing, release_for_download
 from marketplace.trust.schemas import ReleaseRecord
 
 
@@ -51,6 +51,11 @@ async def download_target(
     if plugin is None:
         raise PluginNotFound(details=plugin_named(ref))
     chosen = await service.downloadable_version(session, plugin, version_ref)
+    if needs_completing(chosen.release):
+        # The record is completed in a write transaction of its own: the request's read
+        # ends first, so no request holds one pooled connection while waiting for another
+        # (as many concurrent first downloads would starve the pool).
+        await session.commit()
     release = await release_for_download(releases, PLUGINS, plugin, chosen)
     # Out of the session: its rollback (a 402 on this request) would expire them for all.
     session.expunge(plugin)

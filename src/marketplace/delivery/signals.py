@@ -5,7 +5,8 @@ the first answers 201 and counts, repeats answer 200 and count nothing. Each new
 moves the day's and the version's counters in its own transaction, and a signal about a
 rolling version judges the automatic halt there too: the plugin's and then the version's
 row are locked first (the one lock order), so of two concurrent signals the second sees
-what the first decided, and a threshold is crossed, and acted on, exactly once.
+what the first decided, and a threshold is crossed, and acted on, exactly once. Rollout
+moves take the same plugin lock (FOR UPDATE), so a move and a halt never cross either.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.config import Settings
 from marketplace.delivery import counters, rollout
 from marketplace.delivery.counters import VersionCounts
+from marketplace.errors import InvalidState
 from marketplace.models import (
     Plugin,
     PluginSignal,
@@ -27,7 +29,7 @@ from marketplace.models import (
 )
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing.audit import Trigger
-from marketplace.publishing.lookup import find_version, lock_item
+from marketplace.publishing.lookup import find_version
 
 DAILY_COUNTER = {
     SignalKind.INSTALL: "installs",
@@ -42,6 +44,22 @@ def _is_rolling(version: PluginVersion) -> bool:
         version.review_status == ReviewStatus.APPROVED
         and version.rollout_state == RolloutState.ROLLING
     )
+
+
+async def _lock_plugin(session: AsyncSession, plugin_id: str) -> Plugin:
+    """The plugin's row lock for the halt's decision. FOR NO KEY UPDATE on PostgreSQL, the
+    lock its own UPDATEs take: an install has already inserted its record (a KEY SHARE lock
+    on the plugin through the foreign key) and raised the download count, so FOR UPDATE
+    would wait for every concurrent install's KEY SHARE while they wait for its UPDATE."""
+    plugin = await session.scalar(
+        select(Plugin)
+        .where(Plugin.id == plugin_id)
+        .with_for_update(key_share=True)
+        .execution_options(populate_existing=True)
+    )
+    if plugin is None:  # looked up in this request; only a concurrent delete gets here
+        raise InvalidState("Plugin no longer exists")
+    return plugin
 
 
 async def _same_day(
@@ -94,7 +112,7 @@ async def record(
 ) -> tuple[PluginSignal, bool]:
     """The day's signal (created: True when this call made it)."""
     if _is_rolling(version):
-        plugin = await lock_item(session, PLUGINS, plugin.id)
+        plugin = await _lock_plugin(session, plugin.id)
         version = await find_version(session, PLUGINS, version.id, lock=True)
     existing = await _same_day(session, user_id, version, kind)
     if existing is not None:

@@ -56,7 +56,9 @@ async def plugin_stats(session: AsyncSession, plugin_id: str, days: int) -> Plug
         versions=[
             VersionStats(
                 version=row.version,
-                active_installs=max(0, row.installs - row.uninstalls),
+                # As CONTRACT 16 says: an uninstall needs no install first, so it can
+                # be negative when users uninstall what they never reported installing.
+                active_installs=row.installs - row.uninstalls,
                 installs=row.installs,
                 uninstalls=row.uninstalls,
                 crash_reports=row.crash_reports,

@@ -109,6 +109,12 @@ def app_releases(request: Request) -> Releases:
 ReleasesDep = Annotated[Releases, Depends(app_releases)]
 
 
+def needs_completing(release: Any) -> bool:
+    """Whether `release_for_download` writes: a record missing, or without its log index."""
+    stored = _stored_release(release)
+    return stored is None or "logIndex" not in stored
+
+
 async def release_for_download(
     releases: Releases, kind: ItemKind[ItemT, VersionT], item: ItemT, version: VersionT
 ) -> ReleaseRecord | None:
