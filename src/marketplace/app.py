@@ -39,6 +39,7 @@ from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
 from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
+from marketplace.delivery.downloads import close_download_counts
 from marketplace.delivery.endpoints import admin_router as delivery_admin_router
 from marketplace.delivery.endpoints import developer_router as delivery_developer_router
 from marketplace.delivery.endpoints import public_router as delivery_public_router
@@ -201,8 +202,10 @@ async def _prepare_log(app: FastAPI) -> None:
 
 
 async def shutdown(app: FastAPI) -> None:
-    """Release pooled connections (database, Redis) and the search index's writer."""
+    """Release pooled connections (database, Redis) and the search index's writer, after
+    writing the download counts still in memory."""
     close_search_index(app)
+    await close_download_counts(app)
     analyzing: asyncio.Task[None] | None = getattr(app.state, "analyzing", None)
     if analyzing is not None and not analyzing.done():
         analyzing.cancel()

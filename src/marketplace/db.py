@@ -227,7 +227,9 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 def is_write_request(request: Request) -> bool:
     """Whether the request's session is a write transaction (see request_session)."""
     route = request.scope.get("route")
-    return request.method not in SAFE_METHODS and not getattr(route, "streams_body", False)
+    if request.method in SAFE_METHODS or getattr(route, "reads_only", False):
+        return False
+    return not getattr(route, "streams_body", False)
 
 
 async def request_session(request: Request) -> AsyncIterator[AsyncSession]:

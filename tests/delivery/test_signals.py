@@ -64,6 +64,10 @@ async def _audit_count(sessionmaker: Sessions, version_id: str, action: str) -> 
     return int(count or 0)
 
 
+async def _signals_of(sessions: Sessions, plugin_id: str, kind: str) -> list[Any]:
+    return [row for row in await signal_rows(sessions, plugin_id) if row.kind == kind]
+
+
 # ---------------------------------------------------------------- one a day
 
 
@@ -73,11 +77,12 @@ async def test_first_uninstall_is_201_and_recorded(
     user = await factory.user()
     plugin = await factory.plugin()
     await factory.version(plugin)
+    ok(await install(client, user, plugin.id), 201)
     data = ok(await uninstall(client, user, plugin.id), 201)
     assert set(data) == {"id", "pluginId", "version", "kind", "day"}
     assert (data["pluginId"], data["version"], data["kind"]) == (plugin.id, "1.0.0", "uninstall")
     assert data["day"] == today().isoformat()
-    [row] = await signal_rows(sessionmaker, plugin.id)
+    [row] = await _signals_of(sessionmaker, plugin.id, "uninstall")
     assert (row.id, row.user_id, row.kind, row.day) == (data["id"], user.id, "uninstall", today())
     assert (await daily_rows(sessionmaker, plugin.id))[today()].uninstalls == 1
     assert (await version_stat_rows(sessionmaker, plugin.id))["1.0.0"].uninstalls == 1
@@ -89,9 +94,10 @@ async def test_first_crash_report_is_201_and_keeps_its_message(
     user = await factory.user()
     plugin = await factory.plugin()
     await factory.version(plugin)
+    ok(await install(client, user, plugin.id), 201)
     data = ok(await report(client, user, plugin.id, message="崩溃 on start"), 201)
     assert data["kind"] == "crash"
-    [row] = await signal_rows(sessionmaker, plugin.id)
+    [row] = await _signals_of(sessionmaker, plugin.id, "crash")
     assert (row.kind, row.message) == ("crash", "崩溃 on start")
     daily = (await daily_rows(sessionmaker, plugin.id))[today()]
     assert (daily.crash_reports, daily.abuse_reports) == (1, 0)
@@ -106,11 +112,12 @@ async def test_repeat_signal_the_same_day_is_200_and_counts_once(
     user = await factory.user()
     plugin = await factory.plugin()
     await factory.version(plugin)
+    ok(await install(client, user, plugin.id), 201)
     first = ok(await _signal(client, kind, user, plugin.id), 201)
     for _ in range(2):
         again = ok(await _signal(client, kind, user, plugin.id), 200)
         assert again == first
-    assert len(await signal_rows(sessionmaker, plugin.id)) == 1
+    assert len(await _signals_of(sessionmaker, plugin.id, kind)) == 1
     daily = (await daily_rows(sessionmaker, plugin.id))[today()]
     counted = {"uninstall": daily.uninstalls, "crash": daily.crash_reports}
     counted["abuse"] = daily.abuse_reports
@@ -130,10 +137,11 @@ async def test_concurrent_repeats_of_one_signal_count_once(
     user = await factory.user()
     plugin = await factory.plugin()
     await factory.version(plugin)
+    ok(await install(client, user, plugin.id), 201)
     responses = await asyncio.gather(*(report(client, user, plugin.id) for _ in range(8)))
     assert sorted(r.status_code for r in responses) == [200] * 7 + [201]
     assert len({r.json()["data"]["id"] for r in responses}) == 1
-    assert len(await signal_rows(sessionmaker, plugin.id)) == 1
+    assert len(await _signals_of(sessionmaker, plugin.id, "crash")) == 1
     assert (await daily_rows(sessionmaker, plugin.id))[today()].crash_reports == 1
     version = (await version_stat_rows(sessionmaker, plugin.id))["1.0.0"]
     assert (version.crash_reports, version.crash_users) == (1, 1)
@@ -147,6 +155,7 @@ async def test_each_kind_and_version_counts_separately(
     await factory.version(plugin, "1.0.0")
     await factory.version(plugin, "1.1.0")
     for version in ("1.0.0", "1.1.0"):
+        ok(await install(client, user, plugin.id, version), 201 if version == "1.0.0" else 200)
         ok(await report(client, user, plugin.id, version, "crash"), 201)
         ok(await report(client, user, plugin.id, version, "abuse"), 201)
         ok(await uninstall(client, user, plugin.id, version), 201)
@@ -154,14 +163,16 @@ async def test_each_kind_and_version_counts_separately(
     assert sorted((r.version, r.kind) for r in rows) == [
         ("1.0.0", "abuse"),
         ("1.0.0", "crash"),
+        ("1.0.0", "install"),
         ("1.0.0", "uninstall"),
         ("1.1.0", "abuse"),
         ("1.1.0", "crash"),
+        ("1.1.0", "install"),
         ("1.1.0", "uninstall"),
     ]
     daily = (await daily_rows(sessionmaker, plugin.id))[today()]
     assert (daily.uninstalls, daily.crash_reports, daily.abuse_reports) == (2, 2, 2)
-    assert daily.installs == 0
+    assert daily.installs == 2
     versions = await version_stat_rows(sessionmaker, plugin.id)
     for version in ("1.0.0", "1.1.0"):
         row = versions[version]
@@ -171,7 +182,7 @@ async def test_each_kind_and_version_counts_separately(
             1,
             1,
         )
-        assert row.installs == 0
+        assert row.installs == 1
 
 
 async def test_other_users_signals_count_separately(
@@ -180,10 +191,31 @@ async def test_other_users_signals_count_separately(
     one, two = await users(factory, 2)
     plugin = await factory.plugin()
     await factory.version(plugin)
+    for user in (one, two):
+        ok(await install(client, user, plugin.id), 201)
     ok(await uninstall(client, one, plugin.id), 201)
     ok(await uninstall(client, two, plugin.id), 201)
     assert (await daily_rows(sessionmaker, plugin.id))[today()].uninstalls == 2
     assert (await version_stat_rows(sessionmaker, plugin.id))["1.0.0"].uninstalls == 2
+
+
+async def test_only_installers_uninstalls_and_crashes_count_against_the_version(
+    client: httpx.AsyncClient, factory: Factory, sessionmaker: Sessions
+) -> None:
+    """Accounts that never reported installing a version are counted in the day's totals,
+    never in the version's distinct users, which the automatic halt judges: they cannot
+    halt a rollout."""
+    installer, stranger = await users(factory, 2)
+    plugin = await factory.plugin()
+    await factory.version(plugin)
+    ok(await install(client, installer, plugin.id), 201)
+    for user in (installer, stranger):
+        ok(await uninstall(client, user, plugin.id), 201)
+        ok(await report(client, user, plugin.id, kind="crash"), 201)
+    daily = (await daily_rows(sessionmaker, plugin.id))[today()]
+    assert (daily.installs, daily.uninstalls, daily.crash_reports) == (1, 2, 2)
+    row = (await version_stat_rows(sessionmaker, plugin.id))["1.0.0"]
+    assert (row.installs, row.uninstalls, row.crash_reports, row.crash_users) == (1, 1, 2, 1)
 
 
 async def test_signals_need_no_install_first(
@@ -609,7 +641,19 @@ async def test_a_version_resumed_after_an_automatic_halt_is_judged_again(
     path = f"/api/v1/developer/plugins/{plugin.id}/versions/{version.id}/rollout/resume"
     ok(await client.post(path, headers=owner.headers))
     assert (await version_row(sessionmaker, version.id)).rollout_state == "rolling"
-    ok(await report(client, people[0], plugin.id, "1.1.0", "abuse"), 201)  # still 25 %
+    # Judged afresh: the signals before the resume no longer count (all-time it is still
+    # 25 %, which would halt it again at once and undo the owner's decision).
+    ok(await report(client, people[0], plugin.id, "1.1.0", "abuse"), 201)
+    ok(await uninstall(client, people[5], plugin.id, "1.1.0"), 201)
+    assert (await version_row(sessionmaker, version.id)).rollout_state == "rolling"
+    assert len(await halt_records(client, admin, version.id)) == 1
+    # What comes after the resume is judged as before: 20 new installs, and 4 of them
+    # uninstalling it beside the one above is 5 of 20, over 20 %.
+    newcomers = await _installed_by(client, factory, plugin.id, 20)
+    for person in newcomers[:3]:
+        ok(await uninstall(client, person, plugin.id, "1.1.0"), 201)
+    assert (await version_row(sessionmaker, version.id)).rollout_state == "rolling"  # 4 of 20
+    ok(await uninstall(client, newcomers[3], plugin.id, "1.1.0"), 201)  # 5 of 20
     row = await version_row(sessionmaker, version.id)
     assert row.rollout_state == "halted"
     assert row.rollout_halted_reason is not None
@@ -695,12 +739,12 @@ async def test_concurrent_installs_uninstalls_and_crashes_halt_exactly_once(
     set_halt_settings(app, min_installs=10)
     plugin, version = await rolling_version(factory)
     people = await users(factory, 10)
-    # Everyone installs, uninstalls and reports a crash at once; whatever the order, the
-    # version crosses a threshold once it has 10 installs, and halts once.
-    calls = [install(client, person, plugin.id, "1.1.0") for person in people]
-    calls += [uninstall(client, person, plugin.id, "1.1.0") for person in people]
+    # Everyone installs at once; then everyone uninstalls and reports a crash at once:
+    # the version crosses a threshold once, and halts once.
+    installs = await asyncio.gather(*(install(client, p, plugin.id, "1.1.0") for p in people))
+    calls = [uninstall(client, person, plugin.id, "1.1.0") for person in people]
     calls += [report(client, person, plugin.id, "1.1.0", "crash") for person in people]
-    responses = await asyncio.gather(*calls)
+    responses = [*installs, *await asyncio.gather(*calls)]
     assert [r.status_code for r in responses] == [201] * 30, Counter(r.text for r in responses)
     assert (await version_row(sessionmaker, version.id)).rollout_state == "halted"
     assert await _audit_count(sessionmaker, version.id, "ROLLOUT_HALT") == 1

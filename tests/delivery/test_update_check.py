@@ -312,3 +312,62 @@ async def test_simulation_of_ten_thousand_installs_and_a_ten_percent_rollout(
     assert all(version is None for version, _ in after.values())
     on_halted = await offers("1.1.0")
     assert set(on_halted.values()) == {("1.0.0", Reason.HALTED_ROLLBACK)}
+
+
+async def test_an_install_on_a_taken_down_version_is_never_offered_a_halted_current_one(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """A halted version is offered to nobody, even when it is current: an install on a
+    taken-down version is then offered what any install would be offered."""
+    plugin = await factory.plugin()
+    await factory.version(plugin, "1.0.0")
+    await factory.version(
+        plugin, "1.1.0", rollout_percent=10, rollout_state="halted", rollout_halted_reason="x"
+    )
+    await factory.version(plugin, "1.2.0", is_latest=False, review_status="taken_down")
+    answer = (await check(client, [(plugin.plugin_key, "1.2.0")]))[0]
+    assert offered(answer) == ("1.0.0", "revoked")
+
+
+async def test_a_read_scoped_publishing_token_may_check_for_updates(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    from tests.accounts.tokens import issue
+
+    dev = await factory.developer()
+    plugin = await factory.plugin(dev)
+    await factory.version(plugin, "1.0.0")
+    body = {
+        "installId": INSTALL_ID,
+        "items": [{"pluginKey": plugin.plugin_key, "version": "0.1.0"}],
+    }
+    for scopes in (["read"], ["publish", "read"]):
+        pat = await issue(client, dev, scopes=scopes)
+        headers = {"Authorization": f"Bearer {pat.token}"}
+        answer = ok(await client.post(UPDATES, json=body, headers=headers))["items"][0]
+        assert offered(answer) == ("1.0.0", "update")
+    publish_only = await issue(client, dev, scopes=["publish"])
+    headers = {"Authorization": f"Bearer {publish_only.token}"}
+    err(await client.post(UPDATES, json=body, headers=headers), 403, "FORBIDDEN")
+
+
+async def test_the_update_check_does_not_wait_for_the_write_lock(
+    client: httpx.AsyncClient, factory: Factory, database_url: str
+) -> None:
+    """It only reads: on SQLite it must not queue for the one write lock (held here by
+    another connection, as a long upload's commit or a migration would)."""
+    if not database_url.startswith("sqlite"):
+        pytest.skip("SQLite's single write lock")
+    import sqlite3
+
+    plugin = await factory.plugin()
+    await factory.version(plugin, "1.0.0")
+    path = database_url.split("///", 1)[1]
+    holder = sqlite3.connect(path, isolation_level=None, timeout=1)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        answer = (await check(client, [(plugin.plugin_key, "0.1.0")]))[0]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert offered(answer) == ("1.0.0", "update")

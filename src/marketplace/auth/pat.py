@@ -46,6 +46,8 @@ _PLUGIN_GROUP = "/api/v1/developer/plugins"
 _SCENARIO_GROUP = "/api/v1/marketplace/developer/"
 # Reads outside the developer group that publishing needs.
 _PUBLISH_READS = frozenset({"/api/v1/plugins/categories", "/api/v1/limits"})
+# POSTs that only read (their query is a body): a read scope reaches them.
+_READ_POSTS = frozenset({"/api/v1/plugins/updates"})
 
 
 class Scope(enum.StrEnum):
@@ -112,7 +114,7 @@ def check_route(grant: TokenGrant, method: str, path: str) -> None:
     if path.startswith(_ACCOUNT_PREFIXES):
         raise Forbidden("Publishing tokens cannot manage tokens or the account; log in instead")
     developer_group = path.startswith(_PLUGIN_GROUP) or path.startswith(_SCENARIO_GROUP)
-    if method in _SAFE:
+    if method in _SAFE or path in _READ_POSTS:
         publishing_read = developer_group or path in _PUBLISH_READS
         if Scope.READ in grant.scopes or (publishing_read and Scope.PUBLISH in grant.scopes):
             return

@@ -23,9 +23,9 @@ from marketplace.commerce.schemas import (
     RateIn,
     RatingOut,
 )
-from marketplace.db import DbSession, end_checks
+from marketplace.db import DbSession
 from marketplace.delivery import signals
-from marketplace.delivery.counters import count_download
+from marketplace.delivery.downloads import download_counts
 from marketplace.errors import (
     InvalidState,
     PluginIsFree,
@@ -100,10 +100,7 @@ async def download(
         target.version,
         target.release,
     )
-    # The request's connection goes back to the pool before the count takes one: holding
-    # it while waiting for another starves the pool under as many concurrent downloads.
-    await end_checks(session)
-    await count_download(request, target.plugin.id)
+    download_counts(request.app).add(target.plugin.id)
     response.headers["Cache-Control"] = NO_STORE
     return Envelope(data=info)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import and_, case, func, select
@@ -187,7 +188,8 @@ async def _settle(session: AsyncSession, purchase: Purchase) -> None:
         purchase.expires_at = None
     purchase.status = PAID
     if purchase.plugin_id is not None:
-        await counters.add_daily(session, purchase.plugin_id, purchases=1, revenue=purchase.price)
+        amounts: dict[str, int | Decimal] = {"purchases": 1, "revenue": purchase.price}
+        await counters.add_daily(session, purchase.plugin_id, amounts)
 
 
 async def buy(

@@ -7,21 +7,17 @@ under the row's lock instead of losing one another. Statistics never count raw e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-import structlog
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from starlette.requests import Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.models import PluginDailyStats, PluginVersionStats
-
-log = structlog.get_logger("marketplace.delivery")
 
 DAILY: Table = PluginDailyStats.__table__  # type: ignore[assignment]
 VERSIONS: Table = PluginVersionStats.__table__  # type: ignore[assignment]
@@ -34,15 +30,16 @@ def today() -> date:
 
 @dataclass(frozen=True)
 class VersionCounts:
-    """A version's all-time counters, as the automatic halt reads them."""
+    """A version's counters since its rollout was last resumed, as the automatic halt
+    judges them."""
 
     installs: int  # distinct users who reported installing it
-    uninstalls: int  # distinct users who uninstalled it
-    crash_users: int  # distinct users who reported a crash
+    uninstalls: int  # distinct users among them who uninstalled it
+    crash_users: int  # distinct users among them who reported a crash
 
 
 def _upsert(
-    session: AsyncSession, table: Table, keys: dict[str, Any], amounts: dict[str, Any]
+    session: AsyncSession, table: Table, keys: dict[str, Any], amounts: Mapping[str, Any]
 ) -> Any:
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
@@ -53,9 +50,15 @@ def _upsert(
     )
 
 
-async def add_daily(session: AsyncSession, plugin_id: str, **amounts: int | Decimal) -> None:
-    """Add to a plugin's counters of today (UTC), e.g. `downloads=1`."""
-    keys = {"plugin_id": plugin_id, "day": today()}
+async def add_daily(
+    session: AsyncSession,
+    plugin_id: str,
+    amounts: Mapping[str, int | Decimal],
+    *,
+    day: date | None = None,
+) -> None:
+    """Add to a plugin's counters of a day (today, UTC, by default): `{"downloads": 1}`."""
+    keys = {"plugin_id": plugin_id, "day": day or today()}
     await session.execute(_upsert(session, DAILY, keys, amounts))
 
 
@@ -65,20 +68,29 @@ async def add_version(
     """Add to a version's all-time counters; answers them as they are now (the automatic
     halt judges from them in the same transaction)."""
     keys = {"plugin_id": plugin_id, "version": version}
+    c = VERSIONS.c
     statement = _upsert(session, VERSIONS, keys, amounts).returning(
-        VERSIONS.c.installs, VERSIONS.c.uninstalls, VERSIONS.c.crash_users
+        c.installs - c.judged_installs,
+        c.uninstalls - c.judged_uninstalls,
+        c.crash_users - c.judged_crash_users,
     )
     installs, uninstalls, crash_users = (await session.execute(statement)).one()
     return VersionCounts(int(installs), int(uninstalls), int(crash_users))
 
 
-async def count_download(request: Request, plugin_id: str) -> None:
-    """A download-info answer, counted in a write transaction of its own: the answer is a
-    read (GET), which on SQLite must not turn into a write halfway. A failure to count is
-    logged, not answered: the download itself succeeded."""
-    sessions: async_sessionmaker[AsyncSession] = request.app.state.write_sessionmaker
-    try:
-        async with sessions() as session, session.begin():
-            await add_daily(session, plugin_id, downloads=1)
-    except SQLAlchemyError as exc:
-        log.warning("download not counted", plugin_id=plugin_id, error=type(exc).__name__)
+async def judge_afresh(session: AsyncSession, plugin_id: str, version: str) -> None:
+    """A resumed rollout: the automatic halt judges only the signals that come after."""
+    c = VERSIONS.c
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(VERSIONS).values(plugin_id=plugin_id, version=version)
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["plugin_id", "version"],
+            set_={
+                "judged_installs": c.installs,
+                "judged_uninstalls": c.uninstalls,
+                "judged_crash_users": c.crash_users,
+            },
+        )
+    )

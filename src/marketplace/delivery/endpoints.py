@@ -15,8 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.auth.deps import Admin, CurrentUser, OptionalUser, VerifiedDeveloper
 from marketplace.catalog.cache import catalog_cache
 from marketplace.catalog.service import find_plugin
-from marketplace.db import DbSession
+from marketplace.db import DbSession, end_checks
 from marketplace.delivery import rollout, signals, stats, updates
+from marketplace.delivery.downloads import download_counts
 from marketplace.delivery.schemas import (
     HaltIn,
     PluginStats,
@@ -31,7 +32,7 @@ from marketplace.delivery.schemas import (
 )
 from marketplace.errors import PluginNotFound, VersionNotApproved, VersionNotFound
 from marketplace.kit.error_codes import raises
-from marketplace.kit.routing import api_router
+from marketplace.kit.routing import api_router, reads_only
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, PluginSignal, PluginVersion, ReviewStatus, SignalKind
@@ -55,6 +56,7 @@ DISTRIBUTED = (ReviewStatus.APPROVED, ReviewStatus.TAKEN_DOWN)
 
 
 @public_router.post("/updates")
+@reads_only
 async def check_updates(
     body: UpdateCheckIn, request: Request, session: DbSession, _user: OptionalUser
 ) -> Envelope[UpdateCheckOut]:
@@ -189,11 +191,17 @@ async def report(
 @developer_router.get("/{plugin_id}/stats")
 async def plugin_stats(
     plugin: OwnedPlugin,
+    request: Request,
     session: DbSession,
     days: Annotated[int, Query(ge=1, le=365)] = 30,
 ) -> Envelope[PluginStats]:
     """Daily counts (UTC days, oldest first, the last one today, every day present) and
-    all-time counts per version. Read from counters kept with each event."""
+    all-time counts per version. Read from counters kept with each event (downloads: at
+    most a second behind)."""
+    # This process's own pending download counts first, so its answers are not behind; the
+    # request's read ends first (no request holds a pooled connection waiting for another).
+    await end_checks(session)
+    await download_counts(request.app).flush()
     return Envelope(data=await stats.plugin_stats(session, plugin.id, days))
 
 

@@ -73,21 +73,21 @@ def offer(
     if delivery is None:
         return Offer(None, Reason.NOT_LISTED)
     prerelease = delivery.prerelease if channel == Channel.PRERELEASE else None
+    target = _target(delivery, install_id)
     if current in delivery.taken_down:
-        best = _newest(delivery.current, _order_of(delivery, delivery.current), prerelease)
+        # The current version, unless it is halted: a halted version is offered to nobody,
+        # so then the version the install would be offered anyway.
+        found = next((r for r in delivery.stable if r.version == delivery.current), None)
+        if found is None or found.state == RolloutState.HALTED:
+            found = target
+        best = _newest(found.version if found else None, found.order if found else None, prerelease)
         return Offer(best, Reason.REVOKED)
-    target: Release | None = None
-    passed_over = False  # a rolling version newer than the install's, not for this install
-    for release in delivery.stable:
-        if release.state == RolloutState.HALTED:
-            continue
-        if release.state == RolloutState.ROLLING and not is_selected(
-            install_id, delivery.plugin_key, release
-        ):
-            passed_over = passed_over or release.order > current_order
-            continue
-        target = release
-        break
+    passed_over = any(
+        release.order > current_order
+        and release.state == RolloutState.ROLLING
+        and not is_selected(install_id, delivery.plugin_key, release)
+        for release in delivery.stable
+    )
     newer = target is not None and target.order > current_order
     stable_offer = target.version if newer and target is not None else None
     halted = any(r.version == current and r.state == RolloutState.HALTED for r in delivery.stable)
@@ -106,8 +106,19 @@ def offer(
     return result
 
 
-def _order_of(delivery: Delivery, version: str | None) -> tuple[int, Any] | None:
-    return next((r.order for r in delivery.stable if r.version == version), None)
+def _target(delivery: Delivery, install_id: str) -> Release | None:
+    """The newest stable version this install may be offered: halted ones are offered to
+    nobody, and a rolling one only to the installs its percent selects (the search then
+    goes on downward, by the same rule)."""
+    for release in delivery.stable:
+        if release.state == RolloutState.HALTED:
+            continue
+        if release.state == RolloutState.ROLLING and not is_selected(
+            install_id, delivery.plugin_key, release
+        ):
+            continue
+        return release
+    return None
 
 
 def _newest(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from marketplace.delivery import counters
 from marketplace.errors import InvalidState
 from marketplace.kit.dbtypes import utcnow
 from marketplace.models import (
@@ -141,7 +142,8 @@ async def resume(
     actor_id: str | None,
     trigger: Trigger,
 ) -> None:
-    """POST .../rollout/resume: a halted version rolls again at the percent it had."""
+    """POST .../rollout/resume: a halted version rolls again at the percent it had; the
+    automatic halt judges it afresh, on the signals that come after."""
     _check_has_rollout(plugin, version)
     if version.rollout_state != RolloutState.HALTED:
         raise InvalidState(
@@ -149,6 +151,7 @@ async def resume(
             f"{version.rollout_state}"
         )
     reason = version.rollout_halted_reason
+    await counters.judge_afresh(session, plugin.id, version.version)
     version.rollout_state = RolloutState.ROLLING
     version.rollout_halted_reason = None
     version.rollout_updated_at = utcnow()

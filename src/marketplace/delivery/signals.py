@@ -89,15 +89,31 @@ async def _first_of_user(session: AsyncSession, signal: PluginSignal) -> bool:
     return not await session.scalar(select(earlier))
 
 
-def _version_amounts(kind: SignalKind, first: bool) -> dict[str, int]:
-    distinct = int(first)
+async def _installed_it(session: AsyncSession, signal: PluginSignal) -> bool:
+    """Whether the user reported installing this version (on any day): only installers'
+    uninstalls and crashes count against a rollout, so accounts that never installed it
+    cannot halt it."""
+    installed = exists().where(
+        PluginSignal.user_id == signal.user_id,
+        PluginSignal.plugin_id == signal.plugin_id,
+        PluginSignal.version == signal.version,
+        PluginSignal.kind == SignalKind.INSTALL.value,
+    )
+    return bool(await session.scalar(select(installed)))
+
+
+async def _version_amounts(
+    session: AsyncSession, kind: SignalKind, signal: PluginSignal
+) -> dict[str, int]:
+    if kind == SignalKind.ABUSE:
+        return {"abuse_reports": 1}
+    first = await _first_of_user(session, signal)
     if kind == SignalKind.INSTALL:
-        return {"installs": distinct}
+        return {"installs": int(first)}
+    counted = int(first and await _installed_it(session, signal))
     if kind == SignalKind.UNINSTALL:
-        return {"uninstalls": distinct}
-    if kind == SignalKind.CRASH:
-        return {"crash_reports": 1, "crash_users": distinct}
-    return {"abuse_reports": 1}
+        return {"uninstalls": counted}
+    return {"crash_reports": 1, "crash_users": counted}
 
 
 async def record(
@@ -134,11 +150,9 @@ async def record(
         if existing is None:
             raise
         return existing, False
-    first = await _first_of_user(session, signal)
-    await counters.add_daily(session, plugin.id, **{DAILY_COUNTER[kind]: 1})
-    counts = await counters.add_version(
-        session, plugin.id, version.version, **_version_amounts(kind, first)
-    )
+    await counters.add_daily(session, plugin.id, {DAILY_COUNTER[kind]: 1})
+    amounts = await _version_amounts(session, kind, signal)
+    counts = await counters.add_version(session, plugin.id, version.version, **amounts)
     if _is_rolling(version):
         await _judge(session, settings, plugin, version, counts)
     return signal, True

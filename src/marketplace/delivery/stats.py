@@ -18,7 +18,8 @@ ZERO = Decimal("0.00")
 
 
 async def plugin_stats(session: AsyncSession, plugin_id: str, days: int) -> PluginStats:
-    """`days` days ending today (UTC), oldest first, every day present."""
+    """`days` days ending today (UTC), oldest first, every day present. Download counts are
+    written at most a second late (`delivery.downloads`)."""
     last = today()
     first = last - timedelta(days=days - 1)
     counted: dict[date, PluginDailyStats] = {

@@ -14,7 +14,7 @@ from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog.cache import CatalogCache
-from marketplace.catalog.service import is_listed, version_key
+from marketplace.catalog.service import version_key
 from marketplace.delivery.offers import Delivery, Offer, Release, offer
 from marketplace.models import Channel, Plugin, PluginVersion, ReviewStatus
 
@@ -24,9 +24,12 @@ _OFFERABLE = and_(
     PluginVersion.review_status.in_([ReviewStatus.APPROVED.value, ReviewStatus.TAKEN_DOWN.value]),
 )
 NOT_LISTED = "not_listed"  # cached for keys that name no listed plugin
+LISTED = and_(Plugin.review_status == ReviewStatus.APPROVED.value, Plugin.enabled.is_(True))
 
 
-def _delivery(plugin: Plugin, rows: Sequence[tuple[str, str, str, str, int]]) -> Delivery:
+def _delivery(
+    plugin_key: str, current: str | None, rows: Sequence[tuple[str, str, str, str, int]]
+) -> Delivery:
     stable: list[Release] = []
     prereleases: list[tuple[str, tuple[int, object]]] = []
     taken_down: set[str] = set()
@@ -39,11 +42,11 @@ def _delivery(plugin: Plugin, rows: Sequence[tuple[str, str, str, str, int]]) ->
             stable.append(Release(version, version_key(version), state, percent))
     stable.sort(key=lambda release: release.order, reverse=True)
     return Delivery(
-        plugin_key=plugin.plugin_key,
+        plugin_key=plugin_key,
         stable=tuple(stable),
         prerelease=max(prereleases, key=lambda p: p[1], default=None),
         taken_down=frozenset(taken_down),
-        current=plugin.latest_version,
+        current=current,
     )
 
 
@@ -53,9 +56,12 @@ async def load_deliveries(session: AsyncSession, keys: Iterable[str]) -> dict[st
     found: dict[str, Delivery | None] = dict.fromkeys(wanted)
     if not wanted:
         return found
+    # Columns, not entities: hundreds of plugin rows are read per cold check, and only
+    # these few columns of them matter.
     rows = await session.execute(
         select(
-            Plugin,
+            Plugin.plugin_key,
+            Plugin.latest_version,
             PluginVersion.version,
             PluginVersion.review_status,
             PluginVersion.channel,
@@ -63,17 +69,16 @@ async def load_deliveries(session: AsyncSession, keys: Iterable[str]) -> dict[st
             PluginVersion.rollout_percent,
         )
         .outerjoin(PluginVersion, _OFFERABLE)
-        .where(Plugin.plugin_key.in_(wanted))
+        .where(Plugin.plugin_key.in_(wanted), LISTED)
     )
-    plugins: dict[str, Plugin] = {}
+    currents: dict[str, str | None] = {}
     versions: dict[str, list[tuple[str, str, str, str, int]]] = defaultdict(list)
-    for plugin, version, status, channel, state, percent in rows:
-        plugins[plugin.plugin_key] = plugin
+    for key, current, version, status, channel, state, percent in rows:
+        currents[key] = current
         if version is not None:
-            versions[plugin.plugin_key].append((version, status, channel, state, percent))
-    for key, plugin in plugins.items():
-        if is_listed(plugin):
-            found[key] = _delivery(plugin, versions[key])
+            versions[key].append((version, status, channel, state, percent))
+    for key, current in currents.items():
+        found[key] = _delivery(key, current, versions[key])
     return found
 
 

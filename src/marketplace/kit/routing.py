@@ -25,6 +25,7 @@ from marketplace.kit.schemas import ERROR_RESPONSES, NOT_AN_OBJECT, InvalidJSON
 # Inline-code manifests carry whole bundles, so JSON bodies get a generous cap.
 JSON_BODY_MAX_BYTES = 16 * 1024 * 1024
 STREAMS_BODY = "streams_body"
+READS_ONLY = "reads_only"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,6 +37,14 @@ def streams_body(endpoint: F) -> F:
     opens its own once the body has arrived (marketplace.db.request_session).
     """
     setattr(endpoint, STREAMS_BODY, True)
+    return endpoint
+
+
+def reads_only(endpoint: F) -> F:
+    """Mark a POST that only reads (a query too large for a URL: the update check). Its
+    request session is a read: on SQLite no BEGIN IMMEDIATE, so it never queues for the
+    write lock behind uploads and installs."""
+    setattr(endpoint, READS_ONLY, True)
     return endpoint
 
 
@@ -79,6 +88,10 @@ class ApiRoute(APIRoute):
     @property
     def streams_body(self) -> bool:
         return bool(getattr(self.endpoint, STREAMS_BODY, False))
+
+    @property
+    def reads_only(self) -> bool:
+        return bool(getattr(self.endpoint, READS_ONLY, False))
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

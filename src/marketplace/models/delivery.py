@@ -81,8 +81,10 @@ class PluginDailyStats(Base):
 
 
 class PluginVersionStats(Base):
-    """A version's all-time counters; the automatic halt judges from them. `installs`,
-    `uninstalls` and `crash_users` count distinct users, `crash_reports` signals."""
+    """A version's all-time counters; the automatic halt judges from them. `installs`
+    counts distinct users who reported installing it; `uninstalls` and `crash_users`
+    distinct users among those; `crash_reports` every crash report. `judged_*` are the
+    counts when its rollout was last resumed: the automatic halt judges what came after."""
 
     __tablename__ = "plugin_version_stats"
 
@@ -95,3 +97,6 @@ class PluginVersionStats(Base):
     crash_reports: Mapped[int] = _counter()
     crash_users: Mapped[int] = _counter()
     abuse_reports: Mapped[int] = _counter()
+    judged_installs: Mapped[int] = _counter()
+    judged_uninstalls: Mapped[int] = _counter()
+    judged_crash_users: Mapped[int] = _counter()

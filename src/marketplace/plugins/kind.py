@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.elements import ColumnElement, SQLColumnExpression
@@ -22,7 +22,14 @@ from marketplace.errors import (
     VersionNotFound,
 )
 from marketplace.kit.sql import is_row_id, plugin_named
-from marketplace.models import Channel, Distribution, Plugin, PluginVersion, ReviewStatus
+from marketplace.models import (
+    Channel,
+    Distribution,
+    Plugin,
+    PluginVersion,
+    ReviewStatus,
+    RolloutState,
+)
 from marketplace.packages.manifest import version_sort_key
 from marketplace.publishing.kinds import (
     ItemColumns,
@@ -113,7 +120,11 @@ class PluginKind(ItemKind[Plugin, PluginVersion]):
         return version.channel == Channel.STABLE
 
     def may_be_current(self) -> ColumnElement[bool]:
-        return PluginVersion.channel == Channel.STABLE.value
+        # A halted rollout is offered to nobody: a takedown never hands over to it.
+        return and_(
+            PluginVersion.channel == Channel.STABLE.value,
+            PluginVersion.rollout_state != RolloutState.HALTED.value,
+        )
 
     async def after_versions_change(self, session: AsyncSession, item: Plugin) -> None:
         """latestPrerelease follows the newest approved prerelease (CONTRACT 16)."""

@@ -77,11 +77,12 @@ async def owned_version(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, version_id: str
 ) -> VersionT:
     """A version of an item the caller owns, locked for a write; another item's version is
-    the kind's 404. The item must be locked already: the one lock order, item first."""
-    version = await find_version(session, kind, version_id, lock=True)
+    the kind's 404, found without taking its lock. The item must be locked already: the
+    one lock order, item first."""
+    version = await find_version(session, kind, version_id)
     if kind.item_id_of(version) != item.id:
         raise kind.version_not_found()
-    return version
+    return await find_version(session, kind, version_id, lock=True)
 
 
 def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:

@@ -165,7 +165,16 @@ def upgrade() -> None:
         sa.Column("version", sa.String(length=100), nullable=False),
         *(
             _counter(name)
-            for name in ("installs", "uninstalls", "crash_reports", "crash_users", "abuse_reports")
+            for name in (
+                "installs",
+                "uninstalls",
+                "crash_reports",
+                "crash_users",
+                "abuse_reports",
+                "judged_installs",
+                "judged_uninstalls",
+                "judged_crash_users",
+            )
         ),
         _plugin_fk("plugin_version_stats"),
         sa.PrimaryKeyConstraint("plugin_id", "version", name=op.f("pk_plugin_version_stats")),
