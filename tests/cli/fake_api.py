@@ -125,22 +125,26 @@ class UpdateOffers:
 
 
 class FakeApi:
-    """Routes by (method, path); a list of responses is served in order, the last repeating."""
+    """Routes by (method, path); a list of responses is served in order, the last repeating.
+
+    The update check is answered from the start, as by a current service (`UpdateOffers`:
+    a plugin given no offer is not listed, so a plain `install` downloads `latest` and the
+    download route says what the service says); a test of an older service routes it to a
+    404 itself."""
 
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], list[httpx.Response | Handler | Exception]] = {}
         self.requests: list[Recorded] = []
         self.offers = UpdateOffers()
+        self.on("POST", UPDATES_PATH, self.offers.answer)
 
     def offer_latest(self, key: str, version: str) -> None:
         """The update check offers `version` of `key` to older installs."""
         self.offers.latest[key] = version
-        self.on("POST", UPDATES_PATH, self.offers.answer)
 
     def offer(self, key: str, offered: str | None, reason: str) -> None:
         """The update check answers this for `key`, whatever version is installed."""
         self.offers.scripted[key] = (offered, reason)
-        self.on("POST", UPDATES_PATH, self.offers.answer)
 
     def update_checks(self) -> list[Any]:
         """The bodies of the update checks received, in order."""

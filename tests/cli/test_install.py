@@ -12,12 +12,15 @@ import pytest
 
 from marketplace_client import install as install_module
 
-from .fake_api import FakeApi, error
+from .fake_api import UPDATES_PATH, FakeApi, error
 from .helpers import Invoke, base_manifest, file_mode, stdout_json
 from .signing import FIRST_LOG_CHECK, KEYS, FakeSigner, manifest_digest, release_fields
 
 DOWNLOAD = "/api/v1/plugins/download/demo-plugin/latest"
 REPORT = "/api/v1/plugins/install/demo-plugin"
+# A plain install asks the update check first; the fake offers nothing unless told, so the
+# install downloads `latest`.
+UPDATE_CHECK = ("POST", UPDATES_PATH)
 BLOB_URL = "https://storage.test/blobs/ab/cd/abcd?signature=xyz"
 BLOB_PATH = "/blobs/ab/cd/abcd"
 CONFIG_ITEMS = [
@@ -113,6 +116,7 @@ def test_tarball_is_downloaded_verified_unpacked_registered_and_reported(
     result = invoke(["install", "demo-plugin", "--dir", str(root)])
     assert result.exit_code == 0, result.output
     assert fake.calls() == [
+        UPDATE_CHECK,
         ("GET", DOWNLOAD),
         ("GET", KEYS),
         *FIRST_LOG_CHECK,
@@ -173,6 +177,7 @@ def test_config_only_writes_the_manifest(tmp_path: Path, fake: FakeApi, invoke: 
     }
     capabilities = ("GET", "/api/v1/plugins/capabilities/demo-plugin/1.0.0")
     assert fake.calls() == [
+        UPDATE_CHECK,
         ("GET", DOWNLOAD),
         ("GET", KEYS),
         *FIRST_LOG_CHECK,
@@ -260,7 +265,7 @@ def test_missing_required_config_without_a_terminal_names_it_and_installs_nothin
     assert "CONFIG_MISSING: missing required configuration: API_KEY, TENANT" in result.stderr
     assert not (root / "demo-plugin").exists()
     assert not (root / "registry.json").exists()
-    assert fake.calls() == [("GET", DOWNLOAD), ("GET", KEYS), *FIRST_LOG_CHECK]
+    assert fake.calls() == [UPDATE_CHECK, ("GET", DOWNLOAD), ("GET", KEYS), *FIRST_LOG_CHECK]
 
 
 def test_required_config_is_asked_on_a_terminal_without_echoing_secrets(
@@ -347,11 +352,15 @@ def test_explicit_version_is_requested_and_checked(
     assert "asked for 2.0.0, the package is 1.0.0" in result.stderr
 
 
-def test_version_latest_is_the_default(tmp_path: Path, fake: FakeApi, invoke: Invoke) -> None:
+def test_version_latest_installs_the_current_version_without_an_update_check(
+    tmp_path: Path, fake: FakeApi, invoke: Invoke
+) -> None:
     serve_tarball(fake, package())
+    fake.offer("demo-plugin", "0.9.0", "update")
     result = invoke(["install", "demo-plugin", "--version", "latest", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert fake.calls()[0] == ("GET", DOWNLOAD)
+    assert fake.update_checks() == []
 
 
 def test_reinstall_replaces_the_earlier_files(

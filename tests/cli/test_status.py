@@ -92,6 +92,36 @@ def test_status_of_one_plugin_prints_every_version(fake: FakeApi, invoke: Invoke
     assert ("GET", DEV) not in fake.calls()
 
 
+def test_status_shows_each_versions_rollout_state(fake: FakeApi, invoke: Invoke) -> None:
+    def rollout(percent: int, state: str, reason: str | None = None) -> dict[str, Any]:
+        return {"percent": percent, "state": state, "haltedReason": reason, "updatedAt": None}
+
+    serve(
+        fake,
+        detail(
+            "weather",
+            "approved",
+            [
+                version("1.2.0", "approved", rollout=rollout(10, "rolling")),
+                version(
+                    "1.1.0",
+                    "approved",
+                    rollout=rollout(30, "halted", "automatic: crashes"),
+                    isLatest=False,
+                ),
+                version("1.0.0", "approved", rollout=rollout(100, "full"), isLatest=False),
+            ],
+        ),
+    )
+    result = invoke(["status", "weather"])
+    assert result.exit_code == 0, result.output
+    assert [line.split("  2026")[0].rstrip() for line in result.stdout.splitlines()[3:]] == [
+        "1.2.0    approved  yes      10% rolling",
+        "1.1.0    approved           halted at 30%: automatic: crashes",
+        "1.0.0    approved           full",
+    ]
+
+
 def test_status_json_gives_plugins_with_versions(fake: FakeApi, invoke: Invoke) -> None:
     serve(fake, detail("weather", "pending", [version("1.0.0", "pending")]))
     data = stdout_json(invoke(["status", "--json"]))["data"]

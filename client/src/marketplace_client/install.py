@@ -1,6 +1,8 @@
 """`marketplace install PLUGIN_KEY`: the seed's client install flow (4.4) as a reference client.
 
-Download information → verify its signed release record (signature by a key the service
+The version: `--version`'s, else the one the update check offers a new install (CONTRACT 16,
+so a staged rollout reaches new installs as it reaches updates), else `latest` → download
+information → verify its signed release record (signature by a key the service
 lists, fields equal to the download info; `trust.py`) and its approval in the service's
 transparency log (`transparency.py`) → (tarball: download outside the
 install folder, check size and SHA256 against the signed record, unpack safely | config only:
@@ -45,6 +47,7 @@ from marketplace_client.capabilities import (
 from marketplace_client.config import plugins_dir, resolve_credentials
 from marketplace_client.context import Runtime, get_runtime
 from marketplace_client.errors import CliError
+from marketplace_client.install_id import install_id
 from marketplace_client.manifest_check import (
     check_mcp_declaration,
     check_plugin_key,
@@ -55,6 +58,7 @@ from marketplace_client.manifest_check import (
 )
 from marketplace_client.mcp_client import McpError, McpServerInfo, probe_stdio
 from marketplace_client.next_steps import Subject
+from marketplace_client.offers import NEW_INSTALL, Channel, ChannelOption, check_updates
 from marketplace_client.options import BackendOption, JsonOption, TokenOption
 from marketplace_client.output import Output, reporting_errors
 from marketplace_client.registry import (
@@ -483,6 +487,9 @@ class InstallRequest:
     given: dict[str, str]
     # The version's capabilities when the caller read them already (update, for consent).
     capabilities: Capabilities | None = None
+    # Without a version: the update check on this channel says what a new install gets
+    # (None: `latest`, as asked).
+    offer_channel: Channel | None = None
 
 
 @dataclass(frozen=True)
@@ -567,6 +574,20 @@ def _check_request(request: InstallRequest) -> None:
         raise CliError("BAD_OPTION", "; ".join(problem_line(problem) for problem in problems))
 
 
+def offered_to_new_install(api: ApiClient, out: Output, key: str, channel: Channel) -> str | None:
+    """The version the update check offers a new install of `key` (asked as NEW_INSTALL),
+    so that a staged rollout, or a halted one, decides for new installs as it does for
+    existing ones. None means "install `latest`": nothing is offered, the plugin is not
+    listed (the download then says so) or the check failed (an older service without it:
+    a warning)."""
+    try:
+        offer = check_updates(api, {key: NEW_INSTALL}, channel, install_id()).get(key)
+    except CliError as exc:
+        out.warn(f"the update check failed, so the current version is installed: {exc.headline()}")
+        return None
+    return offer.offered if offer is not None else None
+
+
 def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallRequest) -> Unpacked:
     """Verify outside the install folder; then prepare in a staging folder and move into
     place only when all went well."""
@@ -574,13 +595,16 @@ def _unpack(api: ApiClient, runtime: Runtime, out: Output, request: InstallReque
     # Read (and migrate) what is saved before anything is written: an unreadable registry
     # or secrets file stops the install here, not after the files are in place.
     saved = saved_config(request.root, key)
+    version = request.version
+    if version is None and request.offer_channel is not None:
+        version = offered_to_new_install(api, out, key, request.offer_channel)
     info = expect_object(
-        api.get(f"/api/v1/plugins/download/{key}/{request.version or 'latest'}"),
+        api.get(f"/api/v1/plugins/download/{key}/{version or 'latest'}"),
         "download information",
     )
     with tempfile.TemporaryDirectory(prefix="marketplace-download-") as scratch:
         try:
-            verified = verify_download(api, info, key, request.version, Path(scratch), out)
+            verified = verify_download(api, info, key, version, Path(scratch), out)
         except TrustError as exc:
             raise TrustError(
                 exc.code, f"{exc.message}; nothing was installed", details=exc.details
@@ -770,8 +794,14 @@ def install_command(
     ctx: typer.Context,
     plugin_key: Annotated[str, typer.Argument(help="The plugin's pluginKey.")],
     version: Annotated[
-        str | None, typer.Option("--version", help="Version to install (default: latest).")
+        str | None,
+        typer.Option(
+            "--version",
+            help="Version to install, or `latest` for the current one (default: the version "
+            "the service offers a new install, which a staged rollout decides; else latest).",
+        ),
     ] = None,
+    channel: ChannelOption = Channel.stable,
     directory: Annotated[
         Path | None,
         typer.Option(
@@ -798,6 +828,8 @@ def install_command(
             None if version == "latest" else version,
             (directory or plugins_dir()).resolve(),
             parse_config_args(config or []),
+            # A version given (`latest` included) is the user's choice.
+            offer_channel=channel if version is None else None,
         )
         credentials = resolve_credentials(backend, token)
         credentials.require_token()

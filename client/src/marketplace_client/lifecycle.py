@@ -10,8 +10,10 @@ when that version has more than they accepted (CONTRACT 13), and the offered ver
 older than the installed one (a halted rollout, a version taken down). Nothing is offered
 for a plugin no longer listed: it is left as it is. `--channel prerelease` asks for
 prereleases too. `uninstall` removes the plugin's folder, its registry entry and its saved
-secrets. None of them needs the service to forget anything: the service keeps one installed
-record per user (the last reported).
+secrets, then, with a login, reports the uninstall (`POST /api/v1/plugins/uninstall/KEY
+{version}`: the service counts uninstalls, and enough of them halt a rolling version). The
+report is best effort: the files are gone whatever the service answers, so a failure is a
+warning, and without a login nothing is sent.
 
 When `list` cannot reach the service (or the service cannot answer: 5xx), it still lists the
 installs, with their offers and revocations unknown; an update check that fails on its own
@@ -92,6 +94,7 @@ from marketplace_client.registry import (
 from marketplace_client.trust import TRUST_EXIT, TrustError
 
 CONSENT_EXIT = 4  # CONTRACT 13: an update needing consent it did not get
+UNINSTALL_REPORT = "/api/v1/plugins/uninstall/{key}"
 # `list`: the time all capability reads together may take (each is bounded by its timeout).
 LIST_CAPABILITIES_BUDGET = 30.0
 
@@ -631,16 +634,51 @@ def uninstall(root: Path, key: str) -> dict[str, Any]:
     }
 
 
+def report_uninstall(
+    runtime: Runtime,
+    out: Output,
+    key: str,
+    version: object,
+    backend: str | None,
+    token: str | None,
+) -> tuple[bool, dict[str, Any] | None]:
+    """Tell the service that `version` of `key` was uninstalled, when there is a login;
+    (reported, the error when it failed). Never raises: the files are gone already, so a
+    failure is a warning; no login means nothing to send, silently."""
+    try:
+        credentials = resolve_credentials(backend, token)
+        if not credentials.token:
+            return False, None
+        if not checkable(key, version):
+            recorded = f"the registry recorded no valid version of {key}"
+            raise CliError("REGISTRY_UNREADABLE", recorded)
+        with runtime.client(credentials.backend, credentials.token) as api:
+            api.post(UNINSTALL_REPORT.format(key=key), json={"version": version})
+    except (CliError, OSError) as exc:
+        error = exc if isinstance(exc, CliError) else CliError("IO_ERROR", str(exc))
+        out.warn(f"the uninstall could not be reported: {error.headline()}")
+        return False, error.to_json()
+    return True, None
+
+
 def uninstall_command(
+    ctx: typer.Context,
     plugin_key: Annotated[str, typer.Argument(help="The installed plugin to remove.")],
     directory: DirOption = None,
+    backend: BackendOption = None,
+    token: TokenOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Remove an installed plugin: its files, its registry entry and its saved secrets."""
+    """Remove an installed plugin: its files, its registry entry and its saved secrets;
+    with a login, report the uninstall to the service."""
     out = Output(json_mode=json_output, subject=Subject(plugin_key=plugin_key))
     root = install_root(directory)
     with reporting_errors(out):
         data = uninstall(root, checked_key(plugin_key))
+    reported, report_error = report_uninstall(
+        get_runtime(ctx), out, plugin_key, data["version"], backend, token
+    )
+    data |= {"reported": reported, "reportError": report_error}
 
     def human() -> None:
         version = f" {data['version']}" if data["version"] else ""
@@ -649,6 +687,8 @@ def uninstall_command(
             "and its saved configuration.",
             markup=False,
         )
+        if reported:
+            out.out.print("Reported the uninstall.", markup=False)
         if data["kept"]:
             out.warn(
                 f"{data['removed']} still holds files that are not an install of "

@@ -25,6 +25,9 @@ from marketplace_rules.versions import is_valid_version, version_sort_key
 
 UPDATES = "/api/v1/plugins/updates"
 BATCH_SIZE = 500
+# The version a new install asks about: it sorts below every real version, so the answer
+# is what the service would offer an install that has none yet (`install` without --version).
+NEW_INSTALL = "0.0.0"
 
 UP_TO_DATE = "up_to_date"
 UPDATE = "update"

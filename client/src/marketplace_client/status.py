@@ -1,8 +1,9 @@
 """`marketplace status [PLUGIN_KEY]`: the caller's plugins as the developer group sees them.
 
 Each plugin's review status and reviewer's note, its current version, and its versions with
-their own status, note and rollout. Staged rollout (CONTRACT 16) is not built yet: a version
-without a `rollout` shows `-`, and the column fills in once the service sends one.
+their own status, note and rollout: the version representation's `rollout` (CONTRACT 16),
+shown as `full`, `10% rolling` or `halted at 30%: REASON`; `-` for a version without one (a
+service older than staged rollout).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ NOTE_WIDTH = 60  # a note is cut here in the table; `status KEY` prints it whole
 
 
 def rollout_text(rollout: Any) -> str:
-    """CONTRACT 16's `{percent, state, haltedReason}`; `-` while the service has none."""
+    """CONTRACT 16's `{percent, state, haltedReason}`; `-` when the service sends none."""
     if not isinstance(rollout, dict):
         return "-"
     state, percent = rollout.get("state"), rollout.get("percent")
