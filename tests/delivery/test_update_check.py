@@ -256,6 +256,10 @@ async def test_a_check_of_many_plugins_costs_a_fixed_number_of_queries(
             "items",
         ),
         ({"installId": INSTALL_ID, "items": [], "extra": 1}, "extra"),
+        ({"installId": INSTALL_ID, "items": [{"pluginKey": "a", "version": "1", "x": 1}]}, "x"),
+        ({"installId": INSTALL_ID, "items": [{"pluginKey": 5, "version": "1"}]}, "pluginKey"),
+        ({"installId": INSTALL_ID, "items": [{"pluginKey": "a", "version": ""}]}, "version"),
+        ({"installId": INSTALL_ID, "items": [{"pluginKey": "a" * 65, "version": "1"}]}, "items"),
     ],
 )
 async def test_a_bad_update_check_is_refused(

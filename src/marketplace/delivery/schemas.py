@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from marketplace.delivery.offers import Reason
 from marketplace.kit.schemas import InputModel, Money, OutputModel, RequiredText, SafeText
@@ -29,8 +30,14 @@ class ResumeIn(InputModel):
     """Resume takes no body: an empty object is allowed, any field is refused (CONTRACT 1)."""
 
 
-class InstalledPluginIn(InputModel):
-    plugin_key: Annotated[str, Field(min_length=1, max_length=64)]
+class InstalledPluginIn(TypedDict):
+    """One installed plugin. A typed dict, not a model: a check carries up to 500, and
+    these two short strings need no trimming (a key or version with spaces matches
+    nothing and is answered `not_listed`)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
+
+    pluginKey: Annotated[str, Field(min_length=1, max_length=64)]
     version: VersionField
 
 
@@ -40,8 +47,11 @@ class UpdateCheckIn(InputModel):
     items: Annotated[list[InstalledPluginIn], Field(max_length=MAX_UPDATE_ITEMS)]
 
 
-class UpdateOfferOut(OutputModel):
-    plugin_key: str
+class UpdateOfferOut(TypedDict):
+    """One answer of the update check; a typed dict (its wire names) for the reason the
+    request's items are one."""
+
+    pluginKey: str
     current: str
     offered: str | None
     reason: Reason

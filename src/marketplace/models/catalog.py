@@ -106,6 +106,10 @@ class Plugin(IdMixin, TimestampMixin, Base):
         Index("ix_plugins_owner_id", "owner_id"),
         Index("ix_plugins_review_status", "review_status"),
         Index("ix_plugins_category", "category"),
+        # The update check's lookup by key, answered from the index alone (migration 0017).
+        Index(
+            "ix_plugins_delivery", "plugin_key", "review_status", "enabled", "latest_version", "id"
+        ),
     )
 
     plugin_key: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
@@ -231,6 +235,16 @@ class PluginVersion(ReviewedVersionMixin, Base):
         ),
         # A prerelease is never the current version (the seed's rule is for stable ones).
         CheckConstraint("NOT is_latest OR channel = 'stable'", name="latest_is_stable"),
+        # The update check's versions of each plugin, answered from the index alone.
+        Index(
+            "ix_plugin_versions_delivery",
+            "plugin_id",
+            "review_status",
+            "version",
+            "channel",
+            "rollout_state",
+            "rollout_percent",
+        ),
     )
 
     plugin_id: Mapped[str] = mapped_column(
