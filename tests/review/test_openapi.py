@@ -73,6 +73,7 @@ PUBLIC_READS = [
     "/api/v1/plugins/versions/{plugin_id}",
     "/api/v1/plugins/reviews/{plugin_id}",
     "/api/v1/plugins/revocations",
+    "/api/v1/plugins/updates",  # a POST that only reads (CONTRACT 16: a token optional)
     "/api/v1/limits",
     "/api/v1/marketplace/scenarios",
     "/api/v1/marketplace/scenarios/{scenario_id}",
