@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import and_, bindparam, select, true
+from sqlalchemy import ColumnElement, Select, String, and_, any_, bindparam, select, true
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.catalog.cache import CatalogCache
@@ -64,20 +65,32 @@ def _delivery(
     )
 
 
-# Columns, not entities, from the two covering indexes of migration 0017; built once, so a
-# check binds its keys and SQLAlchemy reuses the compiled statement.
-DELIVERIES = (
-    select(
-        Plugin.plugin_key,
-        Plugin.latest_version,
-        PluginVersion.version,
-        PluginVersion.review_status,
-        PluginVersion.channel,
-        PluginVersion.rollout_state,
-        PluginVersion.rollout_percent,
+def _deliveries(
+    keys: ColumnElement[bool],
+) -> Select[str, str | None, str, str, str, str, int]:
+    """Columns, not entities, from the two covering indexes of migration 0017; built once,
+    so a check binds its keys and the compiled (and prepared) statement is reused."""
+    return (
+        select(
+            Plugin.plugin_key,
+            Plugin.latest_version,
+            PluginVersion.version,
+            PluginVersion.review_status,
+            PluginVersion.channel,
+            PluginVersion.rollout_state,
+            PluginVersion.rollout_percent,
+        )
+        .outerjoin(PluginVersion, _OFFERABLE)
+        .where(keys, LISTED)
     )
-    .outerjoin(PluginVersion, _OFFERABLE)
-    .where(Plugin.plugin_key.in_(bindparam("keys", expanding=True)), LISTED)
+
+
+# SQLite: `IN (?, ?, ...)`. PostgreSQL: `= ANY($1)`, one array parameter: the same SQL text
+# for any number of keys, so asyncpg's prepared statement is reused, and no per-key bind
+# is rendered (200 of them cost 0.6 ms a check).
+DELIVERIES_BY_LIST = _deliveries(Plugin.plugin_key.in_(bindparam("keys", expanding=True)))
+DELIVERIES_BY_ARRAY = _deliveries(
+    Plugin.plugin_key == any_(bindparam("keys", type_=postgresql.ARRAY(String)))
 )
 
 
@@ -87,7 +100,9 @@ async def load_deliveries(session: AsyncSession, keys: Iterable[str]) -> dict[st
     found: dict[str, Delivery | None] = dict.fromkeys(wanted)
     if not wanted:
         return found
-    rows = await session.execute(DELIVERIES, {"keys": wanted})
+    postgres = session.get_bind().dialect.name == "postgresql"
+    statement = DELIVERIES_BY_ARRAY if postgres else DELIVERIES_BY_LIST
+    rows = await session.execute(statement, {"keys": wanted})
     currents: dict[str, str | None] = {}
     versions: dict[str, list[tuple[str, str, str, str, int]]] = defaultdict(list)
     for key, current, version, status, channel, state, percent in rows:
