@@ -48,9 +48,11 @@ def offered(answer: dict[str, Any]) -> tuple[str | None, str]:
     return answer["offered"], answer["reason"]
 
 
-async def rolling_plugin(factory: Factory, percent: int) -> tuple[Plugin, PluginVersion]:
+async def rolling_plugin(
+    factory: Factory, percent: int, plugin_key: str | None = None
+) -> tuple[Plugin, PluginVersion]:
     """1.0.0 full, 1.1.0 approved and current but rolling at `percent`."""
-    plugin = await factory.plugin()
+    plugin = await factory.plugin(plugin_key=plugin_key)
     await factory.version(plugin, "1.0.0")
     rolling = await factory.version(
         plugin, "1.1.0", rollout_percent=percent, rollout_state="rolling"
@@ -277,9 +279,12 @@ async def test_simulation_of_ten_thousand_installs_and_a_ten_percent_rollout(
     app: FastAPI, client: httpx.AsyncClient, factory: Factory
 ) -> None:
     """10,000 installs on 1.0.0, 1.1.0 rolling at 10 %: about 1,000 are offered it (the
-    binomial's standard deviation is 30: ±60 is two of them), each gets the same answer on
-    every check; after a halt nobody is offered it and the installs on it roll back."""
-    plugin, rolling = await rolling_plugin(factory, 10)
+    binomial's standard deviation is 30: ±150 is five of them), each gets the same answer on
+    every check; after a halt nobody is offered it and the installs on it roll back.
+
+    The key is fixed so that the count is the same on every run: with the factory's random
+    keys, a two-deviation bound failed one run in twenty (it did, in CI, with 924)."""
+    plugin, rolling = await rolling_plugin(factory, 10, plugin_key="sim-rollout-plugin")
     key = plugin.plugin_key
     ids = list(install_ids(10_000))
     cache = catalog_cache(app)
@@ -296,7 +301,7 @@ async def test_simulation_of_ten_thousand_installs_and_a_ten_percent_rollout(
 
     first = await offers("1.0.0")
     chosen = {i for i, (version, _) in first.items() if version == "1.1.0"}
-    assert 940 <= len(chosen) <= 1060
+    assert 850 <= len(chosen) <= 1150
     assert all(first[i] == (None, Reason.ROLLING_NOT_SELECTED) for i in set(ids) - chosen)
     assert await offers("1.0.0") == first  # every install, the same answer
     # The service agrees with the contract's formula, and the HTTP route with the function.
