@@ -23,7 +23,6 @@ from marketplace.accounts.endpoints import admin_router as accounts_admin_router
 from marketplace.accounts.endpoints import auth_router, developer_router
 from marketplace.accounts.token_endpoints import router as token_router
 from marketplace.admin_console.router import router as console_router
-from marketplace.admin_console.security import ConsoleHeadersMiddleware
 from marketplace.auth.openapi import (
     install_error_codes_in_openapi,
     install_optional_auth_in_openapi,
@@ -60,6 +59,7 @@ from marketplace.kit.routing import install_object_bodies_in_openapi
 from marketplace.kit.tempfiles import remove_abandoned
 from marketplace.migrate import backfill_log, head_revision
 from marketplace.observability import Metrics, RequestContextMiddleware, configure_logging
+from marketplace.orgs.endpoints import router as org_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
 from marketplace.publishing.endpoints import audit_router
@@ -74,6 +74,7 @@ from marketplace.storage.routes import router as blob_router
 from marketplace.transparency.endpoints import router as log_router
 from marketplace.trust.endpoints import router as keys_router
 from marketplace.trust.keyring import Keyring
+from marketplace.web.security import SiteHeadersMiddleware
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(keys_router)
     app.include_router(log_router)
     app.include_router(plugin_developer_router)
+    app.include_router(org_router)
     app.include_router(plugin_admin_router)
     app.include_router(audit_router)
     app.include_router(scenario_developer_router)
@@ -178,7 +180,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestGuardMiddleware)
     app.add_middleware(RateLimitMiddleware, limiter=limiter, secret=secret)
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
-    app.add_middleware(ConsoleHeadersMiddleware)
+    app.add_middleware(SiteHeadersMiddleware)
     return app
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from marketplace.admin_console.security import CONTENT_SECURITY_POLICY
+from marketplace.web.security import CONTENT_SECURITY_POLICY
 from tests.admin_console.helpers import logged_in
 from tests.factories import Factory
 
@@ -32,7 +32,7 @@ def test_the_policy_allows_no_inline_script() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/console/login", "/console", "/console/static/console.css", "/console/missing"]
+    "path", ["/console/login", "/console", "/console/static/site.css", "/console/missing"]
 )
 async def test_headers_without_a_session(client: httpx.AsyncClient, path: str) -> None:
     _assert_strict(await client.get(path))

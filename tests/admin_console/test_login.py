@@ -11,10 +11,10 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.admin_console.security import hash_token
 from marketplace.app import create_app, shutdown
 from marketplace.config import Settings
 from marketplace.models import Role
+from marketplace.web.security import hash_token
 from tests.admin_console.helpers import csrf_of, logged_in, login, session_rows, text_of
 from tests.factories import PASSWORD, Factory
 

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from marketplace.admin_console.security import safe_next, same_token
-from marketplace.admin_console.templating import age, icon_src, size
+from marketplace.web.security import safe_next, same_token
+from marketplace.web.sites import CONSOLE
+from marketplace.web.templating import age, icon_src, size
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
@@ -17,7 +18,7 @@ NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
     ["/console", "/console/audit?action=REVIEW_APPROVE&page=2", "/console/plugins/versions/x"],
 )
 def test_console_pages_are_kept(target: str) -> None:
-    assert safe_next(target) == target
+    assert safe_next(CONSOLE, target) == target
 
 
 @pytest.mark.parametrize(
@@ -38,7 +39,7 @@ def test_console_pages_are_kept(target: str) -> None:
     ],
 )
 def test_anything_else_returns_to_the_queue(target: str | None) -> None:
-    assert safe_next(target) == "/console"
+    assert safe_next(CONSOLE, target) == "/console"
 
 
 def test_tokens_compare_only_when_equal() -> None:

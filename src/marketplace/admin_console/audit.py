@@ -12,17 +12,18 @@ from fastapi import Query, Request, Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.admin_console.deps import ConsoleReviewer
 from marketplace.admin_console.history import named_audit_page
-from marketplace.admin_console.http import console_router, page
 from marketplace.admin_console.kinds import AUDIT_LINKS, PLUGIN_PAGES, SCENARIO_PAGES
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import is_row_id
 from marketplace.models import User
 from marketplace.publishing.audit import Action, audit_query, count_of
+from marketplace.web.deps import SignedInAccount
+from marketplace.web.http import page, site_router
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 PAGE_SIZE = 50
 ACTIONS = [a.value for a in Action]
@@ -86,7 +87,7 @@ async def _actor_id(db: AsyncSession, actor: str) -> str | None:
 @router.get("/console/audit")
 async def audit_page(
     request: Request,
-    _reviewer: ConsoleReviewer,
+    _reviewer: SignedInAccount,
     db: DbSession,
     action: Text = "",
     resource_type: Annotated[str, Query(alias="resourceType", max_length=40)] = "",

@@ -9,16 +9,17 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
-from marketplace.admin_console.forms import Form, first_problem
-from marketplace.admin_console.http import console_router, page, redirect
 from marketplace.db import DbSession
 from marketplace.errors import AppError
 from marketplace.models import Plugin, Scenario
 from marketplace.plugins import service
 from marketplace.plugins.schemas import CategoryIn, CategoryUpdateIn
+from marketplace.web.deps import PostedForm, SignedInAccount
+from marketplace.web.forms import Form, first_problem
+from marketplace.web.http import page, redirect, site_router
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 PATH = "/console/categories"
 LABELS = {"key": "Key", "name": "Name", "nameZh": "Chinese name", "sortOrder": "Sort order"}
@@ -116,13 +117,13 @@ async def _apply(db: AsyncSession, form: Form) -> str:
 
 
 @router.get(PATH)
-async def categories_page(request: Request, _reviewer: ConsoleReviewer, db: DbSession) -> Response:
+async def categories_page(request: Request, _reviewer: SignedInAccount, db: DbSession) -> Response:
     return await _render(request, db)
 
 
 @router.post(PATH)
 async def change_category(
-    request: Request, _reviewer: ConsoleReviewer, form: PostedForm, db: DbSession
+    request: Request, _reviewer: SignedInAccount, form: PostedForm, db: DbSession
 ) -> Response:
     draft = {k: form.text(k) for k in ("key", "name", "name_zh", "sort_order")}
     draft["action"] = form.text("action")

@@ -7,16 +7,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.accounts import service as accounts
 from marketplace.accounts.schemas import IdentityReviewIn
-from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
-from marketplace.admin_console.http import console_router, page, redirect
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
 from marketplace.errors import AppError, UserNotFound
 from marketplace.kit.sql import is_row_id
 from marketplace.models import DeveloperProfile, IdentityStatus, User
 from marketplace.publishing import queries
+from marketplace.web.deps import PostedForm, SignedInAccount
+from marketplace.web.http import page, redirect, site_router
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 DONE = {"approved": "Identity verified.", "rejected": "Identity rejected."}
 
@@ -56,14 +57,14 @@ async def _render(
 
 @router.get("/console/developers/{user_id}")
 async def developer_page(
-    request: Request, user_id: str, _reviewer: ConsoleReviewer, db: DbSession
+    request: Request, user_id: str, _reviewer: SignedInAccount, db: DbSession
 ) -> Response:
     return await _render(request, db, user_id)
 
 
 @router.post("/console/developers/{user_id}")
 async def review_identity(
-    request: Request, user_id: str, reviewer: ConsoleReviewer, form: PostedForm, db: DbSession
+    request: Request, user_id: str, reviewer: SignedInAccount, form: PostedForm, db: DbSession
 ) -> Response:
     try:
         decision, _ = decision_of(form, IdentityReviewIn)

@@ -9,17 +9,18 @@ from typing import Annotated, Any
 
 from fastapi import Path, Request, Response
 
-from marketplace.admin_console.deps import ConsoleReviewer
-from marketplace.admin_console.http import PageRefused, console_router, page
 from marketplace.admin_console.kinds import AUDIT_LINKS
 from marketplace.db import DbSession
 from marketplace.plugins.kind import PLUGINS
 from marketplace.scenarios.kind import SCENARIOS
 from marketplace.transparency import proofs
+from marketplace.web.deps import SignedInAccount
+from marketplace.web.http import PageRefused, page, site_router
+from marketplace.web.sites import CONSOLE
 from marketplace_rules.canonical import b64encode
 from marketplace_rules.merkle import leaf_hash, verify_inclusion
 
-router = console_router()
+router = site_router(CONSOLE)
 
 VERSION_LINKS = {
     PLUGINS.name: AUDIT_LINKS[PLUGINS.version_resource],
@@ -30,7 +31,7 @@ VERSION_LINKS = {
 @router.get("/console/log/{index}")
 async def log_entry_page(
     request: Request,
-    _reviewer: ConsoleReviewer,
+    _reviewer: SignedInAccount,
     db: DbSession,
     index: Annotated[int, Path(ge=0, le=2**40)],
 ) -> Response:

@@ -6,10 +6,7 @@ from __future__ import annotations
 from fastapi import Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
-from marketplace.admin_console.findings import counts
 from marketplace.admin_console.history import item_audit
-from marketplace.admin_console.http import console_router, page, redirect
 from marketplace.admin_console.kinds import AUDIT_LINKS, PLUGIN_PAGES, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
@@ -21,8 +18,12 @@ from marketplace.plugins.schemas import PluginReviewIn
 from marketplace.publishing import queries
 from marketplace.publishing.lookup import find_item
 from marketplace.trust.deps import KeyringDep
+from marketplace.web.deps import PostedForm, SignedInAccount
+from marketplace.web.findings import counts
+from marketplace.web.http import page, redirect, site_router
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 DONE = {"approved": "Plugin approved and listed.", "rejected": "Plugin rejected."}
 
@@ -81,7 +82,7 @@ async def _render(
 
 @router.get("/console/plugins/{plugin_id}")
 async def plugin_page(
-    request: Request, plugin_id: str, _reviewer: ConsoleReviewer, db: DbSession
+    request: Request, plugin_id: str, _reviewer: SignedInAccount, db: DbSession
 ) -> Response:
     return await _render(request, db, plugin_id)
 
@@ -90,7 +91,7 @@ async def plugin_page(
 async def review_plugin(
     request: Request,
     plugin_id: str,
-    reviewer: ConsoleReviewer,
+    reviewer: SignedInAccount,
     form: PostedForm,
     db: DbSession,
     keyring: KeyringDep,

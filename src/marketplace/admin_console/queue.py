@@ -13,10 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.accounts import service as accounts
-from marketplace.admin_console.deps import ConsoleReviewer
-from marketplace.admin_console.findings import counts
-from marketplace.admin_console.http import console_router, page
-from marketplace.admin_console.inspection import Badge, queue_badges
 from marketplace.admin_console.kinds import PLUGIN_PAGES, SCENARIO_PAGES, item_title
 from marketplace.db import DbSession
 from marketplace.kit.pagination import Page
@@ -24,8 +20,13 @@ from marketplace.models import IdentityStatus, PluginVersion, ReviewStatus, Roll
 from marketplace.packages.manifest import version_sort_key
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing import queries
+from marketplace.web.deps import SignedInAccount
+from marketplace.web.findings import counts
+from marketplace.web.http import page, site_router
+from marketplace.web.inspection import Badge, queue_badges
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 PAGE_SIZE = 20
 PENDING = ReviewStatus.PENDING.value
@@ -189,7 +190,7 @@ TAB_BY_SLUG = {t.slug: t for t in TABS}
 @router.get("/console/queue")
 async def queue(
     request: Request,
-    _reviewer: ConsoleReviewer,
+    _reviewer: SignedInAccount,
     db: DbSession,
     tab: Annotated[str | None, Query(max_length=40)] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,

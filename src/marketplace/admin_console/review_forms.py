@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from marketplace.admin_console.forms import Form, first_problem
+from marketplace.web.forms import Form, first_problem
 
 NOTE_REQUIRED = "A rejection needs a note: tell the developer what to change."
 CHOOSE = "Choose Approve or Reject."

@@ -2,41 +2,23 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
-
-from fastapi import Request, Response
-
 from marketplace.admin_console import (
     audit,
     categories,
     developers,
     log,
-    login,
     plugins,
     queue,
     versions,
 )
-from marketplace.admin_console.http import PageRefused, console_router, redirect
+from marketplace.web.http import site_router
+from marketplace.web.login import login_routes
+from marketplace.web.routes import last_routes, stylesheet_route
+from marketplace.web.sites import CONSOLE
 
-STYLESHEET = files("marketplace.admin_console").joinpath("static/console.css").read_bytes()
-
-router = console_router()
-
-
-@router.get("/console/static/console.css")
-async def stylesheet() -> Response:
-    return Response(STYLESHEET, media_type="text/css")
-
-
-for part in (login, queue, versions, plugins, developers, categories, audit, log):
+router = site_router(CONSOLE)
+router.include_router(stylesheet_route(CONSOLE))
+router.include_router(login_routes(CONSOLE))
+for part in (queue, versions, plugins, developers, categories, audit, log):
     router.include_router(part.router)
-
-_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-@router.api_route("/console/{rest:path}", methods=_METHODS)
-async def not_found(_request: Request, rest: str) -> Response:
-    """Last: any other path under /console is a page that does not exist."""
-    if not rest:
-        return redirect("/console")
-    raise PageRefused(404, "There is no such page in the console.")
+router.include_router(last_routes(CONSOLE))  # last: it answers every other path

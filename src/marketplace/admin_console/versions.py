@@ -11,12 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from marketplace.admin_console.changes import load_changes
-from marketplace.admin_console.deps import ConsoleReviewer, PostedForm
-from marketplace.admin_console.findings import counts, grouped
-from marketplace.admin_console.forms import first_problem
 from marketplace.admin_console.history import developer_rejections, item_audit
-from marketplace.admin_console.http import console_router, page, redirect
-from marketplace.admin_console.inspection import load_inspection
 from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
@@ -36,8 +31,14 @@ from marketplace.publishing.takedown_endpoints import TakedownIn
 from marketplace.storage.base import BlobStore
 from marketplace.storage.deps import BlobStoreDep
 from marketplace.trust.deps import KeyringDep
+from marketplace.web.deps import PostedForm, SignedInAccount
+from marketplace.web.findings import counts, grouped
+from marketplace.web.forms import first_problem
+from marketplace.web.http import page, redirect, site_router
+from marketplace.web.inspection import load_inspection
+from marketplace.web.sites import CONSOLE
 
-router = console_router()
+router = site_router(CONSOLE)
 
 DONE = {
     "approved": "Version approved: it is now the current version.",
@@ -109,7 +110,7 @@ async def version_page(
     request: Request,
     slug: str,
     version_id: str,
-    _reviewer: ConsoleReviewer,
+    _reviewer: SignedInAccount,
     db: DbSession,
     store: BlobStoreDep,
 ) -> Response:
@@ -121,7 +122,7 @@ async def review_version(
     request: Request,
     slug: str,
     version_id: str,
-    reviewer: ConsoleReviewer,
+    reviewer: SignedInAccount,
     form: PostedForm,
     db: DbSession,
     store: BlobStoreDep,
@@ -164,7 +165,7 @@ async def take_down(
     request: Request,
     slug: str,
     version_id: str,
-    reviewer: ConsoleReviewer,
+    reviewer: SignedInAccount,
     form: PostedForm,
     db: DbSession,
     store: BlobStoreDep,
@@ -203,7 +204,7 @@ async def take_down(
 async def move_rollout(
     request: Request,
     version_id: str,
-    reviewer: ConsoleReviewer,
+    reviewer: SignedInAccount,
     form: PostedForm,
     db: DbSession,
     store: BlobStoreDep,
@@ -260,7 +261,7 @@ def _rollout_move(action: str, percent: str, reason: str) -> RolloutMove:
 async def version_package(
     slug: str,
     version_id: str,
-    _reviewer: ConsoleReviewer,
+    _reviewer: SignedInAccount,
     db: DbSession,
     store: BlobStoreDep,
     settings: AppSettings,

@@ -1,5 +1,6 @@
-"""HTML responses for the console: pages, redirects, cookies, and error pages in place of
-the API's JSON envelope. `ConsoleRoute` turns every failure into a page, never a trace."""
+"""HTML responses for the sites: pages, redirects, cookies, and error pages in place of
+the API's JSON envelope. A site's route class turns every failure into a page, never a
+trace."""
 
 from __future__ import annotations
 
@@ -14,20 +15,16 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
-from marketplace.admin_console.security import PREFIX
-from marketplace.admin_console.templating import render
 from marketplace.config import Settings
 from marketplace.errors import AppError
+from marketplace.web.sites import Site
+from marketplace.web.templating import render
 
-log = structlog.get_logger("marketplace.console")
-
-SESSION_COOKIE = "mkt_console"
-LOGIN_COOKIE = "mkt_console_login"  # the login form's CSRF token (no session exists yet)
-LOGIN_PATH = f"{PREFIX}/login"
+log = structlog.get_logger("marketplace.web")
 
 # Login page notices, by key: the page never echoes text it was sent.
 NOTICES = {
-    "login": "Please log in to review.",
+    "login": "Please log in to continue.",
     "expired": "Your session has expired. Please log in again.",
     "logged_out": "You have logged out.",
 }
@@ -63,6 +60,12 @@ class PageRefused(Exception):
         self.end_session = end_session
 
 
+def site_of(request: Request) -> Site:
+    """The site whose route is answering (its route class put it on the request)."""
+    site: Site = request.state.site
+    return site
+
+
 def page(
     request: Request,
     template: str,
@@ -71,12 +74,16 @@ def page(
     headers: Mapping[str, str] | None = None,
     **context: Any,
 ) -> HTMLResponse:
-    """A page; the signed-in reviewer (if any) and their CSRF token come along."""
-    reviewer = getattr(request.state, "console_reviewer", None)
-    context.setdefault("reviewer", reviewer)
-    context.setdefault("csrf_token", reviewer.csrf_token if reviewer else "")
+    """A page of the request's site; the signed-in account (if any) and its session's CSRF
+    token come along."""
+    signed_in = getattr(request.state, "signed_in", None)
+    context.setdefault("site", site_of(request))
+    context.setdefault("signed_in", signed_in)
+    context.setdefault("csrf_token", signed_in.csrf_token if signed_in else "")
     context.setdefault("nav", "")
-    return HTMLResponse(render(template, context), status_code=status, headers=headers)
+    return HTMLResponse(
+        render(context["site"].key, template, context), status_code=status, headers=headers
+    )
 
 
 def error_page(
@@ -90,27 +97,29 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-def login_url(notice: str, next_path: str | None) -> str:
+def login_url(site: Site, notice: str, next_path: str | None) -> str:
     query = {"m": notice} | ({"next": next_path} if next_path else {})
-    return f"{LOGIN_PATH}?{urlencode(query)}"
+    return f"{site.login_path}?{urlencode(query)}"
 
 
-def set_cookie(response: Response, settings: Settings, name: str, value: str, max_age: int) -> None:
+def set_cookie(
+    response: Response, settings: Settings, site: Site, name: str, value: str, max_age: int
+) -> None:
     response.set_cookie(
         name,
         value,
         max_age=max_age,
-        path=PREFIX,
+        path=site.prefix,
         secure=settings.public_url.startswith("https://"),
         httponly=True,
         samesite="strict",
     )
 
 
-def clear_cookie(response: Response, settings: Settings, name: str) -> None:
+def clear_cookie(response: Response, settings: Settings, site: Site, name: str) -> None:
     response.delete_cookie(
         name,
-        path=PREFIX,
+        path=site.prefix,
         secure=settings.public_url.startswith("https://"),
         httponly=True,
         samesite="strict",
@@ -123,14 +132,15 @@ def _settings(request: Request) -> Settings:
 
 
 def _failure_response(request: Request, exc: Exception) -> Response:
+    site = site_of(request)
     if isinstance(exc, LoginRequired):
-        response: Response = redirect(login_url(exc.notice, exc.next_path))
-        clear_cookie(response, _settings(request), SESSION_COOKIE)
+        response: Response = redirect(login_url(site, exc.notice, exc.next_path))
+        clear_cookie(response, _settings(request), site, site.session_cookie)
         return response
     if isinstance(exc, PageRefused):
         response = error_page(request, exc.status, exc.message)
         if exc.end_session:
-            clear_cookie(response, _settings(request), SESSION_COOKIE)
+            clear_cookie(response, _settings(request), site, site.session_cookie)
         return response
     if isinstance(exc, AppError):
         return error_page(request, exc.status_code, exc.message, exc.headers)
@@ -138,29 +148,35 @@ def _failure_response(request: Request, exc: Exception) -> Response:
         return error_page(request, 400, "The address or form is not valid.")
     if isinstance(exc, HTTPException):
         return error_page(request, exc.status_code, str(exc.detail))
-    log.error("console page failed", exc_info=exc)
+    log.error("site page failed", site=site.key, exc_info=exc)
     return error_page(request, 500, "The page could not be shown. Nothing was changed.")
 
 
-class ConsoleRoute(APIRoute):
-    """Every failure of a console route (its dependencies included) becomes a page.
+class SiteRoute(APIRoute):
+    """Every failure of a site's route (its dependencies included) becomes a page.
 
     The request's transaction has already been rolled back when an error gets here: the
     session dependency ends inside the handler this wraps.
     """
 
+    site: Site
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        site = self.site
 
-        async def console_handler(request: Request) -> Response:
+        async def site_handler(request: Request) -> Response:
+            request.state.site = site
             try:
                 return await handler(request)
             except Exception as exc:
                 return _failure_response(request, exc)
 
-        return console_handler
+        return site_handler
 
 
-def console_router() -> APIRouter:
-    """A router of HTML pages: kept out of the OpenAPI document (it describes JSON)."""
-    return APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+def site_router(site: Site) -> APIRouter:
+    """A router of one site's HTML pages: kept out of the OpenAPI document (it describes
+    JSON)."""
+    route_class = type(f"{site.key.title()}Route", (SiteRoute,), {"site": site})
+    return APIRouter(route_class=route_class, include_in_schema=False)

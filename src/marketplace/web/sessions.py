@@ -1,8 +1,9 @@
-"""Server-side console sessions: start at login, resume on every request, end at logout.
+"""Server-side site sessions: start at login, resume on every request, end at logout.
 
-The browser holds a random token; the table holds its SHA-256, the user, the CSRF token
-and three times. A session ends at its absolute expiry or after an idle spell, whichever
-comes first; both limits are settings, read again on every request.
+The browser holds a random token; the table holds its SHA-256, the site, the user, the
+CSRF token and three times. A session opens only the site it was started on. It ends at
+its absolute expiry or after an idle spell, whichever comes first; both limits are
+settings, read again on every request.
 """
 
 from __future__ import annotations
@@ -13,27 +14,25 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.admin_console.security import hash_token, new_token
 from marketplace.config import Settings
-from marketplace.models import ConsoleSession, Role, User
-
-
-def may_review(user: User) -> bool:
-    """ADMIN or SUPER_ADMIN, as read from the database on this request."""
-    return Role(user.role).at_least(Role.ADMIN)
+from marketplace.models import ConsoleSession, User
+from marketplace.web.security import hash_token, new_token
+from marketplace.web.sites import Site
 
 
 @dataclass(frozen=True)
-class Reviewer:
-    """The signed-in account of one request, and its session's CSRF token."""
+class SignedIn:
+    """The signed-in account of one request on one site, and its session's CSRF token."""
 
+    site: Site
     user: User
     session_id: str
     csrf_token: str
 
     @property
     def allowed(self) -> bool:
-        return may_review(self.user)
+        """Whether the account's role, read now, still lets it into the site."""
+        return self.site.may_enter(self.user)
 
 
 def lifetime(settings: Settings) -> timedelta:
@@ -44,8 +43,9 @@ def idle_limit(settings: Settings) -> timedelta:
     return timedelta(minutes=settings.console_idle_minutes)
 
 
-async def start(db: AsyncSession, user: User, settings: Settings) -> str:
-    """A new session for `user`; returns the cookie's token (never stored as is)."""
+async def start(db: AsyncSession, site: Site, user: User, settings: Settings) -> str:
+    """A new session for `user` on `site`; returns the cookie's token (never stored as
+    is)."""
     now = datetime.now(UTC)
     # Sweep this user's dead sessions while we are here: the table stays small.
     await db.execute(
@@ -57,6 +57,7 @@ async def start(db: AsyncSession, user: User, settings: Settings) -> str:
     db.add(
         ConsoleSession(
             token_hash=hash_token(token),
+            site=site.key,
             user_id=user.id,
             csrf_token=new_token(),
             created_at=now,
@@ -74,14 +75,15 @@ def _expired(row: ConsoleSession, settings: Settings, now: datetime) -> bool:
     return now >= ends or now - row.last_seen_at >= idle_limit(settings)
 
 
-async def resume(db: AsyncSession, token: str, settings: Settings) -> Reviewer | None:
+async def resume(db: AsyncSession, site: Site, token: str, settings: Settings) -> SignedIn | None:
     """The session's account, its last-seen time moved to now; None when the token is
-    unknown or its session expired (an expired session is deleted)."""
+    unknown, its session is another site's, or it expired (an expired session is
+    deleted)."""
     found = (
         await db.execute(
             select(ConsoleSession, User)
             .join(User, User.id == ConsoleSession.user_id)
-            .where(ConsoleSession.token_hash == hash_token(token))
+            .where(ConsoleSession.token_hash == hash_token(token), ConsoleSession.site == site.key)
         )
     ).one_or_none()
     if found is None:
@@ -94,13 +96,18 @@ async def resume(db: AsyncSession, token: str, settings: Settings) -> Reviewer |
         return None
     row.last_seen_at = now
     await db.flush()
-    return Reviewer(user=user, session_id=row.id, csrf_token=row.csrf_token)
+    return SignedIn(site=site, user=user, session_id=row.id, csrf_token=row.csrf_token)
 
 
 async def end(db: AsyncSession, session_id: str) -> None:
     await db.execute(delete(ConsoleSession).where(ConsoleSession.id == session_id))
 
 
-async def forget(db: AsyncSession, token: str) -> None:
-    """End the session a token names, if any (a new login replaces the browser's old one)."""
-    await db.execute(delete(ConsoleSession).where(ConsoleSession.token_hash == hash_token(token)))
+async def forget(db: AsyncSession, site: Site, token: str) -> None:
+    """End the site's session a token names, if any (a new login replaces the browser's
+    old one)."""
+    await db.execute(
+        delete(ConsoleSession).where(
+            ConsoleSession.token_hash == hash_token(token), ConsoleSession.site == site.key
+        )
+    )

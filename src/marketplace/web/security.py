@@ -1,4 +1,4 @@
-"""Tokens, the return path after login, and the headers every console response carries."""
+"""Tokens, the return path after login, and the headers every site response carries."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from urllib.parse import urlsplit
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-PREFIX = "/console"
-HOME = PREFIX
+from marketplace.web.sites import SITES, Site
 
 # No inline script or style anywhere, so none is allowed (CSP level 3 wording).
 CONTENT_SECURITY_POLICY = (
@@ -42,38 +41,39 @@ def same_token(given: str | None, expected: str) -> bool:
     return hmac.compare_digest(given.encode(), expected.encode())
 
 
-def is_console_path(path: str) -> bool:
-    return path == PREFIX or path.startswith(PREFIX + "/")
-
-
-def safe_next(value: str | None) -> str:
-    """Where to go after logging in: a console page of this site, or the queue.
+def safe_next(site: Site, value: str | None) -> str:
+    """Where to go after logging in: a page of the same site, or its home.
 
     Anything with a scheme or host, a backslash, control characters or dot segments
-    (browsers resolve `%2e%2e` too) could leave the console, so it is ignored.
+    (browsers resolve `%2e%2e` too) could leave the site, so it is ignored.
     """
+    home = site.prefix
     if not value or len(value) > 2000 or not value.isprintable() or "\\" in value:
-        return HOME
+        return home
     parts = urlsplit(value)
-    if parts.scheme or parts.netloc or not is_console_path(parts.path):
-        return HOME
+    if parts.scheme or parts.netloc or not site.owns(parts.path):
+        return home
     for segment in parts.path.split("/"):
         if segment in (".", "..") or "%2e" in segment.lower():
-            return HOME
-    if parts.path.startswith((PREFIX + "/login", PREFIX + "/logout")):
-        return HOME
+            return home
+    if parts.path.startswith((site.login_path, site.logout_path)):
+        return home
     return value
 
 
-class ConsoleHeadersMiddleware:
-    """Security headers on every response under /console, whichever layer produced it
-    (a page, the static stylesheet, a 404, a rate-limit refusal)."""
+def is_site_path(path: str) -> bool:
+    return any(site.owns(path) for site in SITES)
+
+
+class SiteHeadersMiddleware:
+    """Security headers on every response under a site's prefix, whichever layer produced
+    it (a page, the static stylesheet, a 404, a rate-limit refusal)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not is_console_path(scope["path"]):
+        if scope["type"] != "http" or not is_site_path(scope["path"]):
             await self.app(scope, receive, send)
             return
 

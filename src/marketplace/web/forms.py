@@ -9,7 +9,7 @@ from fastapi import Request
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
 
-from marketplace.admin_console.http import PageRefused
+from marketplace.web.http import PageRefused
 
 FORM_MAX_BYTES = 64 * 1024  # a note is at most 5,000 characters
 FORM_MAX_FIELDS = 50
@@ -43,7 +43,7 @@ async def read_form(request: Request) -> Form:
         return Form({})  # nothing sent: no fields, so no CSRF token either (403 follows)
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/x-www-form-urlencoded":
-        raise PageRefused(400, "The console accepts only its own forms.")
+        raise PageRefused(400, "This site accepts only its own forms.")
     try:
         pairs = parse_qsl(
             body.decode("utf-8"),

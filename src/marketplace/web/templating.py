@@ -1,4 +1,9 @@
-"""The Jinja environment: autoescaped everywhere, strict about undefined names."""
+"""The Jinja environment: autoescaped everywhere, strict about undefined names.
+
+One set of templates: the layout, the login and error pages and the shared macros live
+here; each site's own pages live in its package and are found under the site's key
+(`console/queue.html`), so both sites share one look without a copy of it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,17 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, PrefixLoader, StrictUndefined
 
-from marketplace.admin_console.highlight import quoted_parts
+from marketplace.web.highlight import quoted_parts
+
+# Each site's package of pages, by the site's key (the packages are entry points above this
+# one, so they are named, not imported).
+SITE_TEMPLATES = {
+    "console": "marketplace.admin_console",
+    "portal": "marketplace.portal",
+    "public": "marketplace.public_pages",
+}
 
 # Icons the page may show as an image: raster or SVG data URLs only. An SVG shown through
 # <img> runs no script and loads nothing (browsers' secure static mode); anything else
@@ -68,7 +81,17 @@ def icon_src(value: str | None) -> str | None:
 
 def _environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("marketplace.admin_console", "templates"),
+        loader=ChoiceLoader(
+            [
+                PackageLoader("marketplace.web", "templates"),
+                PrefixLoader(
+                    {
+                        key: PackageLoader(package, "templates")
+                        for key, package in SITE_TEMPLATES.items()
+                    }
+                ),
+            ]
+        ),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -82,5 +105,6 @@ def _environment() -> Environment:
 ENV = _environment()
 
 
-def render(template: str, context: dict[str, Any]) -> str:
-    return ENV.get_template(template).render(context)
+def render(site_key: str, template: str, context: dict[str, Any]) -> str:
+    """The site's own page of that name, else the shared one."""
+    return ENV.select_template([f"{site_key}/{template}", template]).render(context)

@@ -1,0 +1,1 @@
+"""The publisher portal: server-rendered pages under /portal for developer accounts."""

@@ -1,0 +1,1 @@
+"""The public pages: the landing page at / and a page per listed plugin."""
