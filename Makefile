@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-secrets bench-findings bench-inspect bench-log clean
+.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-pages bench-secrets bench-findings bench-inspect bench-log clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +103,12 @@ bench-upload: $(STAMP)
 
 bench-browse: $(STAMP)
 	$(BIN)/python bench/bench_browse.py
+
+# An uncached public plugin page (issue 29) at 100,000 plugins against the API's uncached
+# detail, one request at a time (target: 10 ms of server time). BENCH_DATA_ROOT keeps the
+# seeded catalogue (shared with `bench_browse.py --data-root`) for the next run.
+bench-pages: $(STAMP)
+	$(BIN)/python bench/bench_pages.py $(if $(BENCH_DATA_ROOT),--data-root $(BENCH_DATA_ROOT))
 
 # The secret scan's false findings on ~100 MCP-server packages fetched with `npm pack`
 # (cached in ~/.cache/marketplace-bench/npm).

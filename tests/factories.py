@@ -21,6 +21,9 @@ from marketplace.models import (
     Distribution,
     IdentityStatus,
     Install,
+    Organization,
+    OrganizationMember,
+    OrgRole,
     Plugin,
     PluginVersion,
     Purchase,
@@ -237,6 +240,39 @@ class Factory:
             await session.commit()
         for key, value in values.items():
             setattr(plugin, key, value)
+
+    # ---------------------------------------------------------------- organizations
+
+    async def org(
+        self,
+        owner: Account | None = None,
+        *,
+        slug: str | None = None,
+        name: str | None = None,
+        members: dict[str, OrgRole] | None = None,
+    ) -> Organization:
+        """An organization with `owner` as its owner (a new verified developer unless
+        given) and `members` (account id -> role) besides."""
+        if owner is None:
+            owner = await self.developer()
+        suffix = uuid.uuid4().hex[:8]
+        row = Organization(
+            slug=slug or f"org-{suffix}", name=name or f"Org {suffix}", created_by=owner.id
+        )
+        async with self.sessions() as session:
+            session.add(row)
+            await session.flush()
+            for user_id, role in {owner.id: OrgRole.OWNER, **(members or {})}.items():
+                session.add(OrganizationMember(org_id=row.id, user_id=user_id, role=role.value))
+            await session.commit()
+        return row
+
+    async def member(
+        self, org: Organization, account: Account, role: OrgRole = OrgRole.MEMBER
+    ) -> None:
+        async with self.sessions() as session:
+            session.add(OrganizationMember(org_id=org.id, user_id=account.id, role=role.value))
+            await session.commit()
 
     async def purchase(
         self,

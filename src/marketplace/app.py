@@ -62,6 +62,8 @@ from marketplace.observability import Metrics, RequestContextMiddleware, configu
 from marketplace.orgs.endpoints import router as org_router
 from marketplace.plugins.admin_endpoints import router as plugin_admin_router
 from marketplace.plugins.developer_endpoints import router as plugin_developer_router
+from marketplace.portal.router import router as portal_router
+from marketplace.public_pages.router import router as public_pages_router
 from marketplace.publishing.endpoints import audit_router
 from marketplace.publishing.uploads import upload_dir
 from marketplace.scenarios.admin_endpoints import router as scenario_admin_router
@@ -164,7 +166,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scenario_public_router)
     app.include_router(limits_router)
     app.include_router(console_router)
+    app.include_router(portal_router)
     app.include_router(front_router)
+    app.include_router(public_pages_router)  # GET /, /plugins/{key}, /static/site.css
     _add_operations_routes(app)
     install_optional_auth_in_openapi(app)
     install_error_codes_in_openapi(app)

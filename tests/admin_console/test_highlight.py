@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from marketplace.web.highlight import quoted_parts
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from marketplace.web import highlight as console_highlight
 from marketplace.models import ReviewStatus
+from marketplace.web import highlight as console_highlight
+from marketplace.web.highlight import quoted_parts
 from marketplace_rules.findings import Code
 from tests.admin_console.helpers import logged_in, set_findings
 from tests.factories import Factory

@@ -45,6 +45,7 @@ PUBLIC_FIELDS = {
     "createdAt",
     "updatedAt",
     "developer",
+    "org",
     "purchase",
 }
 
@@ -80,6 +81,7 @@ async def test_browse_item_is_the_public_view(client: httpx.AsyncClient, factory
     item = (await browse(client))["items"][0]
     assert set(item) == PUBLIC_FIELDS
     assert item["developer"] == {"id": dev.id, "name": dev.name}
+    assert item["org"] is None
     assert item["price"] == 12.5
     assert item["validityDays"] == 30
     assert item["tags"] == ["a", "b"]

@@ -15,6 +15,7 @@ from marketplace.catalog.schemas import (
     public_plugin,
     public_version,
 )
+from marketplace.orgs.schemas import OrgRef
 from tests.catalog.listing_changes import change_listing
 from tests.factories import Factory
 from tests.helpers import err, ok
@@ -102,8 +103,9 @@ async def test_unvalidated_representations_equal_validated_ones(factory: Factory
             download_count=7,
         ),
     ]
-    for plugin in plugins:
-        built = public_plugin(plugin, "Dev Name")
+    orgs = [None, OrgRef.model_construct(slug="acme-tools", name="Acme Tools")]
+    for plugin, org in zip(plugins, orgs, strict=True):
+        built = public_plugin(plugin, "Dev Name", org)
         validated = PublicPluginOut.model_validate(built.model_dump())
         assert built.model_dump(mode="json", by_alias=True) == validated.model_dump(
             mode="json", by_alias=True

@@ -93,7 +93,7 @@ async def _by_sql(
 ) -> tuple[int, list[str]]:
     total = await service.count_listed(session, query)
     rows = await service.browse_page(session, query, page)
-    return total, [plugin.id for plugin, _name in rows]
+    return total, [row.plugin.id for row in rows]
 
 
 async def _by_index(

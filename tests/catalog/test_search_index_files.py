@@ -45,7 +45,7 @@ async def _generation(session: AsyncSession) -> int:
 async def _sql(session: AsyncSession, query: service.BrowseQuery) -> tuple[int, list[str]]:
     total = await service.count_listed(session, query)
     rows = await service.browse_page(session, query, PAGE)
-    return total, [plugin.id for plugin, _name in rows]
+    return total, [row.plugin.id for row in rows]
 
 
 async def _found(

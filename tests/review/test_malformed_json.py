@@ -77,12 +77,13 @@ async def _world(client: httpx.AsyncClient, factory: Factory) -> World:
     scenario_version = await sc.version_id(client, super_admin, scenario["id"], "1.0.0")
     listed = await factory.plugin(developer)
     await factory.version(listed, "1.0.0")
+    org = await factory.org(developer)  # its owner manages its members
     return World(
         super_admin,
         developer,
         user,
         {
-            "common": {"user_id": applicant.id, "key": "productivity"},
+            "common": {"user_id": applicant.id, "key": "productivity", "slug": org.slug},
             # The user group acts on a listed plugin; the developer group on its own one.
             "plugins": {"plugin_id": plugin["id"], "version_id": pending["id"]},
             "scenarios": {"scenario_id": scenario["id"], "version_id": scenario_version},
@@ -190,4 +191,4 @@ def test_world_has_a_value_for_every_path_parameter(app: FastAPI) -> None:
     names = {
         name for _method, path in _json_operations(app) for name in re.findall(r"\{(\w+)\}", path)
     }
-    assert names <= {"user_id", "key", "plugin_id", "version_id", "scenario_id"}, names
+    assert names <= {"user_id", "key", "plugin_id", "version_id", "scenario_id", "slug"}, names

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from marketplace_client.api import ApiClient, ApiError, expect_list, expect_object, expect_str
+from marketplace_client.errors import CliError
 from marketplace_client.manifest_check import PluginManifest
 from marketplace_client.upload import ProgressFile
 from marketplace_rules.vocabulary import ICON_MEDIA_TYPES, PLATFORMS
@@ -31,6 +32,8 @@ class RemotePlugin:
     owner_id: str | None = None
     # The version representations (sha256, manifest, distribution) of the detail.
     version_items: tuple[dict[str, Any], ...] | None = None
+    # The slug of the organization it belongs to (CONTRACT 17); None: personal or unknown.
+    org: str | None = None
 
     @classmethod
     def from_json(cls, data: Any, what: str) -> RemotePlugin:
@@ -41,6 +44,8 @@ class RemotePlugin:
             items = tuple(item for item in versions if isinstance(item, dict))
         kind = body.get("type")
         owner = body.get("ownerId")
+        org = body.get("org")
+        slug = org.get("slug") if isinstance(org, dict) else None
         return cls(
             id=expect_str(body, "id", what),
             plugin_key=expect_str(body, "pluginKey", what),
@@ -48,6 +53,7 @@ class RemotePlugin:
             versions=None if items is None else tuple(str(i.get("version")) for i in items),
             owner_id=owner if isinstance(owner, str) else None,
             version_items=items,
+            org=slug if isinstance(slug, str) else None,
         )
 
 
@@ -138,7 +144,8 @@ class PluginGroup(ABC):
     def find(self, plugin_key: str) -> RemotePlugin | None: ...
 
     @abstractmethod
-    def create(self, manifest: PluginManifest) -> RemotePlugin: ...
+    def create(self, manifest: PluginManifest, org: str | None = None) -> RemotePlugin:
+        """Create the plugin record; `org`: in that organization (developer group only)."""
 
     @abstractmethod
     def remote_versions(self, plugin: RemotePlugin) -> tuple[str, ...]: ...
@@ -220,7 +227,9 @@ class AdminGroup(PluginGroup):
                 return None
             page += 1
 
-    def create(self, manifest: PluginManifest) -> RemotePlugin:
+    def create(self, manifest: PluginManifest, org: str | None = None) -> RemotePlugin:
+        if org is not None:  # open_group(developer=True) keeps an --org publish away
+            raise CliError("ORG_NOT_FOR_ADMIN", "official plugins belong to no organization")
         body = publish_body(manifest)
         icon = _icon_name(manifest)
         if icon is not None:
@@ -270,8 +279,11 @@ class DeveloperGroup(PluginGroup):
             raise
         return RemotePlugin.from_json(data, "plugin")
 
-    def create(self, manifest: PluginManifest) -> RemotePlugin:
-        data = self.api.post(f"{self.prefix}/publish", json=publish_body(manifest))
+    def create(self, manifest: PluginManifest, org: str | None = None) -> RemotePlugin:
+        body = publish_body(manifest)
+        if org is not None:
+            body["org"] = org
+        data = self.api.post(f"{self.prefix}/publish", json=body)
         return RemotePlugin.from_json(data, "published plugin")
 
     def remote_versions(self, plugin: RemotePlugin) -> tuple[str, ...]:
@@ -290,14 +302,15 @@ def current_role(api: ApiClient) -> str:
     return expect_str(current_user(api), "role", "auth/me user")
 
 
-def open_group(api: ApiClient) -> PluginGroup:
+def open_group(api: ApiClient, *, developer: bool = False) -> PluginGroup:
     """The admin group for ADMIN / SUPER_ADMIN tokens, else the developer group. A
     publishing token always publishes through the developer group (the only writes it may
-    make) and may not ask who it belongs to (account endpoints refuse tokens)."""
+    make) and may not ask who it belongs to (account endpoints refuse tokens). `developer`
+    picks the developer group whatever the role (publishing into an organization)."""
     if api.uses_publishing_token:
         return DeveloperGroup(api)
     user = current_user(api)
     account = user.get("id") if isinstance(user.get("id"), str) else None
-    if expect_str(user, "role", "auth/me user") in ADMIN_ROLES:
+    if not developer and expect_str(user, "role", "auth/me user") in ADMIN_ROLES:
         return AdminGroup(api, account)
     return DeveloperGroup(api, account)

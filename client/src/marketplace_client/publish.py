@@ -96,6 +96,8 @@ class PublishOptions:
     dry_run: bool = False
     recreate_on_type_change: bool = False
     skip_existing: bool = False
+    # The organization a new plugin is published into (CONTRACT 17; the developer group).
+    org: str | None = None
 
 
 def package_name(manifest: PluginManifest) -> str:
@@ -232,6 +234,8 @@ class Publisher:
     def _publish(self, plugin_dir: Path, manifest: PluginManifest) -> Outcome:
         outcome = Outcome(manifest.id, manifest.version, group=self.group.name)
         remote = self.group.find(manifest.id)
+        if remote is not None:
+            self._check_org(remote)
         change = self._type_change(manifest, remote) if remote is not None else None
         existing = None
         if remote is not None and change is None:
@@ -259,9 +263,27 @@ class Publisher:
             self._did(outcome, f"uploaded icon {manifest.local_icon}")
         return outcome
 
+    def _where(self) -> str:
+        where = f"{self.group.name} group"
+        return where if self.options.org is None else f"{where}, organization {self.options.org}"
+
     def _did(self, outcome: Outcome, action: str) -> None:
         outcome.actions.append(action)
         self.out.step(f"{outcome.plugin_key}: {action}")
+
+    def _check_org(self, remote: RemotePlugin) -> None:
+        """--org names where a new plugin goes; an existing one elsewhere is refused before
+        any write (moving a personal plugin in is `POST .../transfer`, by an owner)."""
+        wanted = self.options.org
+        if wanted is None or remote.org == wanted:
+            return
+        where = f'organization "{remote.org}"' if remote.org else "you personally"
+        raise CliError(
+            "ORG_MISMATCH",
+            f"{remote.plugin_key} exists and belongs to {where}, not to organization "
+            f'"{wanted}": --org applies when a plugin is created; nothing was changed',
+            details={"org": remote.org, "requested": wanted},
+        )
 
     def _type_change(self, manifest: PluginManifest, remote: RemotePlugin) -> str | None:
         """A description of the type change, after checking it may be done."""
@@ -372,12 +394,12 @@ class Publisher:
         outcome: Outcome,
     ) -> str:
         if remote is None:
-            created = self.group.create(manifest)
-            self._did(outcome, f"created plugin ({self.group.name} group)")
+            created = self.group.create(manifest, self.options.org)
+            self._did(outcome, f"created plugin ({self._where()})")
             return created.id
         if change is not None:
             self.group.delete(remote.id)
-            created = self.group.create(manifest)
+            created = self.group.create(manifest, self.options.org)
             self._did(outcome, f"deleted and recreated plugin ({change})")
             return created.id
         self.group.update(remote.id, manifest)
@@ -492,7 +514,7 @@ class Publisher:
         outcome.distribution = prepared.distribution
         publish = f"would publish {manifest.version} ({prepared.distribution})"
         if remote is None:
-            self._did(outcome, f"would create plugin ({self.group.name} group)")
+            self._did(outcome, f"would create plugin ({self._where()})")
             outcome.detail = publish
         elif change is not None:
             self._did(outcome, f"would delete and recreate plugin ({change})")
@@ -611,8 +633,9 @@ def print_files(out: Output, files: list[tuple[str, int]]) -> None:
 
 
 def open_publisher(api: ApiClient, out: Output, options: PublishOptions) -> Publisher:
-    """The group the token publishes through, with the service's categories and limits."""
-    group = open_group(api)
+    """The group the token publishes through, with the service's categories and limits
+    (`--org`: the developer group, whatever the role)."""
+    group = open_group(api, developer=options.org is not None)
     return Publisher(group, group.categories(), out, options, fetch_limits(api))
 
 
@@ -686,6 +709,15 @@ def publish_command(
     ] = False,
     dry_run: DryRunOption = False,
     skip_existing: SkipExistingOption = False,
+    org: Annotated[
+        str | None,
+        typer.Option(
+            "--org",
+            metavar="SLUG",
+            help="Publish a new plugin into this organization (you must be a member); "
+            "its members may then operate it.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Check, pack and publish one plugin folder."""
@@ -703,7 +735,7 @@ def publish_command(
                 raise problems
             credentials.require_token()
             options = PublishOptions(
-                version, changelog, direct, dry_run, allow_recreate, skip_existing
+                version, changelog, direct, dry_run, allow_recreate, skip_existing, org
             )
             with runtime.client(credentials.backend, credentials.token) as api:
                 try:

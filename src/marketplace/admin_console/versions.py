@@ -3,7 +3,6 @@ what changed, its history, and the decision."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
@@ -15,11 +14,9 @@ from marketplace.admin_console.history import developer_rejections, item_audit
 from marketplace.admin_console.kinds import AUDIT_LINKS, ConsoleKind, console_kind, item_title
 from marketplace.admin_console.review_forms import DecisionRefused, decision_of
 from marketplace.db import DbSession
-from marketplace.delivery import rollout
-from marketplace.delivery.schemas import HaltIn, RolloutIn
 from marketplace.errors import AppError
 from marketplace.kit.state import AppSettings
-from marketplace.models import Plugin, PluginVersion, ReviewStatus, User
+from marketplace.models import PluginVersion, ReviewStatus, User
 from marketplace.plugins.kind import PLUGINS
 from marketplace.publishing import queries, review
 from marketplace.publishing.audit import Trigger
@@ -36,6 +33,9 @@ from marketplace.web.findings import counts, grouped
 from marketplace.web.forms import first_problem
 from marketplace.web.http import page, redirect, site_router
 from marketplace.web.inspection import load_inspection
+from marketplace.web.rollout_forms import DONE as ROLLOUT_DONE
+from marketplace.web.rollout_forms import NOTICES as ROLLOUT_NOTICES
+from marketplace.web.rollout_forms import rollout_move
 from marketplace.web.sites import CONSOLE
 
 router = site_router(CONSOLE)
@@ -44,11 +44,7 @@ DONE = {
     "approved": "Version approved: it is now the current version.",
     "rejected": "Version rejected.",
     "taken_down": "Version taken down: it is in the signed revocation list now.",
-    "rollout_set": "Rollout changed.",
-    "rollout_halted": "Rollout halted: nobody is offered this version now.",
-    "rollout_resumed": "Rollout resumed.",
-}
-ROLLOUT_DONE = {"set": "rollout_set", "halt": "rollout_halted", "resume": "rollout_resumed"}
+} | ROLLOUT_NOTICES
 
 
 async def _render(
@@ -213,7 +209,7 @@ async def move_rollout(
     pages = console_kind("plugins")
     action, reason = form.text("action"), form.text("reason")
     try:
-        move = _rollout_move(action, form.text("percent"), reason)
+        move = rollout_move(form, Trigger.ADMIN)
     except ValueError as error:
         return await _render(
             request, db, store, pages, version_id, error=str(error), reason=reason, status=400
@@ -228,33 +224,6 @@ async def move_rollout(
             status=error.status_code,
         )  # fmt: skip
     return redirect(f"{pages.version_url(version_id)}?done={ROLLOUT_DONE[action]}")
-
-
-RolloutMove = Callable[[AsyncSession, Plugin, PluginVersion, str], Awaitable[None]]
-
-
-def _rollout_move(action: str, percent: str, reason: str) -> RolloutMove:
-    """The move a posted form asks for, its input checked as the API checks it."""
-    try:
-        if action == "set":
-            body = RolloutIn.model_validate({"percent": int(percent)})
-            return lambda db, p, v, actor: rollout.set_percent(
-                db, p, v, body.percent, actor_id=actor, trigger=Trigger.ADMIN
-            )
-        if action == "halt":
-            halt = HaltIn.model_validate({"reason": reason})
-            return lambda db, p, v, actor: rollout.halt(
-                db, p, v, halt.reason, actor_id=actor, trigger=Trigger.ADMIN
-            )
-    except ValidationError as error:
-        raise ValueError(first_problem(error, {"percent": "Percent", "reason": "Reason"})) from None
-    except ValueError:
-        raise ValueError("Percent must be a whole number from 1 to 100") from None
-    if action == "resume":
-        return lambda db, p, v, actor: rollout.resume(
-            db, p, v, actor_id=actor, trigger=Trigger.ADMIN
-        )
-    raise ValueError("Unknown rollout action")
 
 
 @router.get("/console/{slug}/versions/{version_id}/package")

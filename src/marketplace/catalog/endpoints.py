@@ -128,7 +128,7 @@ async def browse(
 
     async def build(generation: Generation) -> Built:
         browsed = await browse_listed(request.app, session, generation, query, page)
-        items = [public_plugin(plugin, name) for plugin, name in browsed.rows]
+        items = [public_plugin(*row) for row in browsed.rows]
         return Built(
             BrowsePage.model_construct(
                 items=items, total=browsed.total, page=page.page, page_size=page.size
@@ -147,9 +147,7 @@ async def featured(
 
     async def build(_generation: Generation) -> Built:
         rows = await service.top_plugins(session, top.limit, featured=True)
-        return Built(
-            PluginItems.model_construct(items=[public_plugin(p, n) for p, n in rows]), "items"
-        )
+        return Built(PluginItems.model_construct(items=[public_plugin(*r) for r in rows]), "items")
 
     return await serve_public(request, session, user, build)
 
@@ -162,9 +160,7 @@ async def popular(
 
     async def build(_generation: Generation) -> Built:
         rows = await service.top_plugins(session, top.limit, featured=False)
-        return Built(
-            PluginItems.model_construct(items=[public_plugin(p, n) for p, n in rows]), "items"
-        )
+        return Built(PluginItems.model_construct(items=[public_plugin(*r) for r in rows]), "items")
 
     return await serve_public(request, session, user, build)
 
@@ -196,8 +192,8 @@ async def detail(
     """A listed plugin by id or pluginKey; with the caller's purchase state when logged in."""
 
     async def build(_generation: Generation) -> Built:
-        plugin, name = await service.listed_plugin_row(session, plugin_id)
-        return Built(public_plugin(plugin, name), "plugin")
+        row = await service.listed_plugin_row(session, plugin_id)
+        return Built(public_plugin(*row), "plugin")
 
     return await serve_public(request, session, user, build)
 

@@ -17,6 +17,7 @@ from marketplace.models import (
     ReviewStatus,
     RolloutState,
 )
+from marketplace.orgs.schemas import OrgRef
 from marketplace.publishing.schemas import RolloutOut
 
 
@@ -46,7 +47,9 @@ class PurchaseStateOut(OutputModel):
 
 
 class PublicPluginOut(OutputModel):
-    """The plugin minus reviewNote, reviewedBy and ownerId, plus developer and purchase.
+    """The plugin minus reviewNote, reviewedBy and ownerId, plus developer (the account
+    that published it), org (the organization it belongs to, null for a personal plugin)
+    and purchase.
 
     `purchase` is null for an anonymous caller and filled for a logged-in one.
     `ratingAverage` is null until the first rating.
@@ -81,6 +84,7 @@ class PublicPluginOut(OutputModel):
     created_at: datetime
     updated_at: datetime
     developer: DeveloperRef
+    org: OrgRef | None
     purchase: PurchaseStateOut | None
 
 
@@ -154,7 +158,10 @@ def rating_average(rating_sum: int, rating_count: int) -> Decimal | None:
 
 
 def public_plugin(
-    plugin: Plugin, developer_name: str, purchase: PurchaseStateOut | None = None
+    plugin: Plugin,
+    developer_name: str,
+    org: OrgRef | None,
+    purchase: PurchaseStateOut | None = None,
 ) -> PublicPluginOut:
     """The representation of a row read from our own database: built without validation
     (model_construct), as the hottest public reads make dozens per request; the types
@@ -189,6 +196,7 @@ def public_plugin(
         created_at=plugin.created_at,
         updated_at=plugin.updated_at,
         developer=DeveloperRef.model_construct(id=plugin.owner_id, name=developer_name),
+        org=org,
         purchase=purchase,
     )
 

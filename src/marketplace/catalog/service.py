@@ -6,7 +6,7 @@ import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import semver
 from sqlalchemy import (
@@ -31,6 +31,7 @@ from marketplace.models import (
     Category,
     DeveloperProfile,
     ListingCount,
+    Organization,
     Plugin,
     PluginType,
     PluginVersion,
@@ -38,6 +39,7 @@ from marketplace.models import (
     ReviewStatus,
     User,
 )
+from marketplace.orgs.schemas import OrgRef
 
 # Written as literals, exactly as the partial indexes of migration 0002 say it: a bound
 # parameter would stop SQLite (and PostgreSQL's generic plans) from using those indexes.
@@ -59,7 +61,36 @@ ORDERS: dict[BrowseSort, tuple[Any, ...]] = {
 # The developer's public name: the display name of the developer profile, else the account's.
 DEVELOPER_NAME = func.coalesce(DeveloperProfile.display_name, User.name)
 
-PluginRow = tuple[Plugin, str]
+
+class PluginRow(NamedTuple):
+    """A plugin as the public reads show it: with its publisher's public name and the
+    organization it belongs to (CONTRACT 17), read in the plugin's own statement."""
+
+    plugin: Plugin
+    developer_name: str
+    org: OrgRef | None
+
+
+def with_publisher(query: Select[*tuple[Any, ...]]) -> Select[*tuple[Any, ...]]:
+    """`query` (plugins in its FROM) with the developer's name and the organization's slug
+    and name as its last three columns: two joins and a LEFT JOIN, no query per row."""
+    return (
+        query.add_columns(DEVELOPER_NAME, Organization.slug, Organization.name)
+        .join(User, User.id == Plugin.owner_id)
+        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
+        .outerjoin(Organization, Organization.id == Plugin.org_id)
+    )
+
+
+def org_of(slug: str | None, name: str | None) -> OrgRef | None:
+    """The `org` of a row of `with_publisher` (model_construct: our own values)."""
+    if slug is None or name is None:  # a personal plugin: the LEFT JOIN found nothing
+        return None
+    return OrgRef.model_construct(slug=slug, name=name)
+
+
+def plugin_row(plugin: Plugin, name: str, org_slug: str | None, org_name: str | None) -> PluginRow:
+    return PluginRow(plugin, str(name), org_of(org_slug, org_name))
 
 
 def is_listed(plugin: Plugin) -> bool:
@@ -124,13 +155,8 @@ async def plugins_in_order(session: AsyncSession, ids: Sequence[str]) -> list[Pl
     """Full rows and developer names for ids, in the order given."""
     if not ids:
         return []
-    rows = await session.execute(
-        select(Plugin, DEVELOPER_NAME)
-        .join(User, User.id == Plugin.owner_id)
-        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
-        .where(Plugin.id.in_(ids))
-    )
-    found = {plugin.id: (plugin, str(name)) for plugin, name in rows}
+    rows = await session.execute(with_publisher(select(Plugin)).where(Plugin.id.in_(ids)))
+    found = {row[0].id: plugin_row(*row) for row in rows}
     return [found[plugin_id] for plugin_id in ids if plugin_id in found]
 
 
@@ -235,20 +261,15 @@ async def listed_plugin(session: AsyncSession, ref: str, *, lock: bool = False) 
 
 
 async def listed_plugin_row(session: AsyncSession, ref: str) -> PluginRow:
-    """A listed plugin and its developer's name, by id or pluginKey, in one query."""
+    """A listed plugin, its developer's name and its organization, by id or pluginKey, in
+    one query."""
     rows = (
-        await session.execute(
-            select(Plugin, DEVELOPER_NAME)
-            .join(User, User.id == Plugin.owner_id)
-            .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
-            .where(_ref_condition(ref))
-            .limit(2)
-        )
+        await session.execute(with_publisher(select(Plugin)).where(_ref_condition(ref)).limit(2))
     ).all()
-    chosen = _named(ref, (plugin.id for plugin, _name in rows))
-    for plugin, name in rows:
-        if plugin.id == chosen and is_listed(plugin):
-            return plugin, str(name)
+    chosen = _named(ref, (row[0].id for row in rows))
+    for row in rows:
+        if row[0].id == chosen and is_listed(row[0]):
+            return plugin_row(*row)
     raise PluginNotFound(details=plugin_named(ref))
 
 

@@ -152,7 +152,7 @@ async def installed(
         )
         items.append(
             InstalledItem(
-                plugin=public_plugin(row.plugin, row.developer_name, purchase),
+                plugin=public_plugin(row.plugin, row.developer_name, row.org, purchase),
                 version=row.install.version,
                 installed_at=row.install.installed_at,
                 update_available=is_listed(row.plugin)

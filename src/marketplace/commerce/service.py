@@ -8,12 +8,11 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from marketplace.catalog.service import DEVELOPER_NAME, is_listed
+from marketplace.catalog.service import is_listed, org_of, with_publisher
 from marketplace.commerce.purchases import PAID
 from marketplace.errors import RatingNotAllowed, VersionNotApproved, VersionNotFound
 from marketplace.kit.dbtypes import utcnow
 from marketplace.models import (
-    DeveloperProfile,
     Install,
     Plugin,
     PluginVersion,
@@ -22,6 +21,7 @@ from marketplace.models import (
     ReviewStatus,
     User,
 )
+from marketplace.orgs.schemas import OrgRef
 
 LATEST = "latest"
 
@@ -104,18 +104,18 @@ class InstalledRow:
     install: Install
     plugin: Plugin
     developer_name: str
+    org: OrgRef | None
 
 
 async def installed(session: AsyncSession, user_id: str) -> list[InstalledRow]:
     rows = await session.execute(
-        select(Install, Plugin, DEVELOPER_NAME)
-        .join(Plugin, Plugin.id == Install.plugin_id)
-        .join(User, User.id == Plugin.owner_id)
-        .outerjoin(DeveloperProfile, DeveloperProfile.user_id == Plugin.owner_id)
+        with_publisher(select(Install, Plugin).join(Plugin, Plugin.id == Install.plugin_id))
         .where(Install.user_id == user_id)
         .order_by(Install.installed_at.desc(), Install.id)
     )
-    return [InstalledRow(i, p, str(name)) for i, p, name in rows]
+    return [
+        InstalledRow(i, p, str(name), org_of(slug, org_name)) for i, p, name, slug, org_name in rows
+    ]
 
 
 async def _may_rate(session: AsyncSession, user: User, plugin: Plugin) -> bool:

@@ -1,5 +1,7 @@
-"""What a person finds at the service's own addresses: `GET /` (where to go from here) and
-ReDoc without internet access.
+"""What a client finds at the service's own addresses: the service index that `GET /` answers
+to API clients (where to go from here) and ReDoc without internet access. The route of `GET /`
+itself lives with the public pages (marketplace.public_pages.landing): a browser gets the
+landing page there, which needs the catalogue, and kit imports no domain package.
 
 fastapi-offline serves ReDoc's script from the package, but the script itself still loads
 the sidebar's "API docs by Redocly" logo from cdn.redoc.ly; the copy served here carries a
@@ -10,13 +12,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 import anyio.to_thread
 import fastapi_offline
 from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_redoc_html
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 
 from marketplace.kit.schemas import Envelope, OutputModel
 
@@ -42,19 +43,10 @@ class ServiceIndex(OutputModel):
     openapi: str
 
 
-@router.get(
-    "/",
-    response_model=Envelope[ServiceIndex],
-    tags=["service"],
-    responses={307: {"description": "A browser (Accept: text/html) is sent to the console"}},
-)
-async def index(request: Request) -> Any:
-    """Where to go from here: a browser (one that accepts text/html) is redirected (307) to
-    the reviewer console; any other client gets the service's name and the addresses of the
-    console, the API documentation and the OpenAPI document."""
+def service_index(request: Request) -> Envelope[ServiceIndex]:
+    """The service's name and the addresses of the console, the API documentation and the
+    OpenAPI document: what `GET /` answers a client that does not ask for HTML."""
     root = request.scope.get("root_path", "")
-    if "text/html" in request.headers.get("accept", ""):
-        return RedirectResponse(f"{root}{CONSOLE}", status_code=307)
     return Envelope(
         data=ServiceIndex(
             name=request.app.title,

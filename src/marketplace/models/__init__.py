@@ -26,6 +26,7 @@ from marketplace.models.delivery import (
 )
 from marketplace.models.generation import CatalogGeneration
 from marketplace.models.inspections import InspectionStatus, PluginInspection
+from marketplace.models.orgs import Organization, OrganizationMember, OrgRole
 from marketplace.models.revocations import Revocation
 from marketplace.models.scenarios import SCENARIO_METADATA, Scenario, ScenarioVersion
 from marketplace.models.tokens import PublishingToken
@@ -51,6 +52,9 @@ __all__ = [
     "LogEntry",
     "LogHead",
     "LogNode",
+    "OrgRole",
+    "Organization",
+    "OrganizationMember",
     "Plugin",
     "PluginDailyStats",
     "PluginInspection",

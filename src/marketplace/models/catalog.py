@@ -104,6 +104,7 @@ class Plugin(IdMixin, TimestampMixin, Base):
         ),
         CheckConstraint("validity_days IS NULL OR validity_days > 0", name="validity_positive"),
         Index("ix_plugins_owner_id", "owner_id"),
+        Index("ix_plugins_org_id", "org_id"),
         Index("ix_plugins_review_status", "review_status"),
         Index("ix_plugins_category", "category"),
         # The update check's lookup by key, answered from the index alone (migration 0017).
@@ -147,6 +148,10 @@ class Plugin(IdMixin, TimestampMixin, Base):
     owner_id: Mapped[str] = mapped_column(
         IdType, ForeignKey("users.id", ondelete="RESTRICT"), nullable=False
     )
+    # The organization it belongs to (CONTRACT 17): its members operate it; null: personal.
+    # The default action (NO ACTION: an organization with plugins cannot be deleted): SQLite
+    # adds the key on the column (migration 0018) and reflects no ON DELETE from there.
+    org_id: Mapped[str | None] = mapped_column(IdType, ForeignKey("organizations.id"))
 
     @property
     def rating_average(self) -> Decimal | None:

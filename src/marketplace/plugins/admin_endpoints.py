@@ -28,6 +28,7 @@ from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
 from marketplace.models import PluginVersion, ReviewStatus, RolloutState
+from marketplace.orgs import service as orgs
 from marketplace.plugins import review as plugin_review
 from marketplace.plugins import service, uploads
 from marketplace.plugins.downloads import DownloadOut, download_info
@@ -52,14 +53,20 @@ from marketplace.plugins.schemas import (
     VersionItems,
     VersionOut,
 )
-from marketplace.plugins.views import admin_plugin_out, admin_version_out, plugin_out, version_out
+from marketplace.plugins.views import (
+    admin_plugin_out,
+    admin_version_out,
+    plugin_out,
+    plugin_view,
+    version_out,
+)
 from marketplace.publishing import endpoints, queries
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.blobs import forget_blobs
 from marketplace.publishing.endpoints import ItemStatus, QueueStatus, Search
 from marketplace.publishing.lookup import find_version
 from marketplace.publishing.releases import ReleasesDep
-from marketplace.publishing.schemas import VersionDiffOut, VersionReviewIn
+from marketplace.publishing.schemas import StatusCounts, VersionDiffOut, VersionReviewIn
 from marketplace.publishing.takedown import take_down_version
 from marketplace.publishing.takedown_endpoints import TAKEDOWN_DESCRIPTION, TakedownIn
 from marketplace.storage.deps import BlobStoreDep
@@ -210,16 +217,19 @@ async def list_plugins(
 ) -> Envelope[AdminPluginList]:
     """Every plugin with counts per review status (counts share the search, ignore the
     filter)."""
-    plugins = await endpoints.admin_items(
-        session,
-        PLUGINS,
-        page,
-        review_status,
-        search,
-        page_model=AdminPluginList,
-        item_out=admin_plugin_out,
+    wanted = review_status.value if review_status else None
+    plugins, total, counts = await queries.admin_items(session, PLUGINS, page, wanted, search)
+    labels = await queries.reviewer_labels(session, (p.reviewed_by for p in plugins))
+    refs = await orgs.org_refs(session, (p.org_id for p in plugins))
+    return Envelope(
+        data=AdminPluginList(
+            items=[admin_plugin_out(p, labels, orgs.pick(refs, p.org_id)) for p in plugins],
+            total=total,
+            page=page.page,
+            limit=page.size,
+            counts=StatusCounts(**counts),
+        )
     )
-    return Envelope(data=plugins)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
@@ -228,14 +238,15 @@ async def create_plugin(
     body: AdminCreateIn, admin: Admin, session: DbSession
 ) -> Envelope[PluginOut]:
     """Create an official plugin: approved and listed at once."""
-    return Envelope(data=plugin_out(await service.admin_create(session, admin, body)))
+    return Envelope(data=plugin_out(await service.admin_create(session, admin, body), None))
 
 
 @router.get("/{plugin_id}")
 async def plugin_detail(plugin: AdminPlugin, session: DbSession) -> Envelope[AdminPluginOut]:
     """One plugin, any state."""
     labels = await queries.reviewer_labels(session, [plugin.reviewed_by])
-    return Envelope(data=admin_plugin_out(plugin, labels))
+    org = await orgs.org_ref(session, plugin.org_id)
+    return Envelope(data=admin_plugin_out(plugin, labels, org))
 
 
 @router.put("/{plugin_id}")
@@ -244,7 +255,9 @@ async def update_plugin(
     body: AdminUpdateIn, plugin: AdminPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
     """Edit a plugin; pluginKey, source, type and prices cannot change here."""
-    return Envelope(data=plugin_out(await service.admin_update(session, plugin, body)))
+    return Envelope(
+        data=await plugin_view(session, await service.admin_update(session, plugin, body))
+    )
 
 
 @router.put("/{plugin_id}/price")
@@ -252,7 +265,7 @@ async def set_price(
     body: PriceIn, plugin: AdminPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
     """Set the price (seed 9.4: prices change only through a price endpoint)."""
-    return Envelope(data=plugin_out(await service.set_price(session, plugin, body)))
+    return Envelope(data=await plugin_view(session, await service.set_price(session, plugin, body)))
 
 
 @router.delete("/{plugin_id}")
@@ -335,7 +348,7 @@ async def upload_icon(
     """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB)."""
     await end_checks(session)
     icon = await uploads.upload_icon(request, settings, sessions, plugin.id)
-    return Envelope(data=plugin_out(icon))
+    return Envelope(data=await plugin_view(session, icon))
 
 
 @router.post("/{plugin_id}/review")
@@ -366,4 +379,4 @@ async def review_plugin(
         await plugin_review.reject_plugin(
             session, plugin, reviewer_id=admin.id, note=body.review_note
         )
-    return Envelope(data=plugin_out(plugin))
+    return Envelope(data=await plugin_view(session, plugin))

@@ -12,6 +12,7 @@ from marketplace.errors import (
     IconTooLarge,
     InvalidCategory,
     InvalidState,
+    NotFound,
     PackageInvalid,
     PackageTooLarge,
     PluginKeyExists,
@@ -24,6 +25,8 @@ from marketplace.kit.routing import api_router, streams_body
 from marketplace.kit.schemas import Envelope
 from marketplace.kit.state import AppSettings
 from marketplace.models import ReviewStatus
+from marketplace.orgs import service as orgs
+from marketplace.orgs.schemas import TransferIn
 from marketplace.plugins import service, uploads
 from marketplace.plugins.forms import ICON_FORM, PACKAGE_FORM
 from marketplace.plugins.kind import PLUGINS
@@ -45,8 +48,8 @@ from marketplace.plugins.schemas import (
     TakedownOut,
     VersionOut,
 )
-from marketplace.plugins.views import plugin_out, version_out
-from marketplace.publishing import endpoints, queries, review
+from marketplace.plugins.views import plugin_out, plugin_view, plugin_views, version_out
+from marketplace.publishing import queries, review
 from marketplace.publishing.audit import Trigger
 from marketplace.publishing.endpoints import ItemStatus
 from marketplace.publishing.takedown import take_down_version
@@ -60,17 +63,18 @@ router = api_router(prefix="/api/v1/developer/plugins", tags=["developer: plugin
 async def list_own_plugins(
     user: Developer, session: DbSession, page: PageSizeParams, review_status: ItemStatus = None
 ) -> Envelope[DeveloperPluginList]:
-    """The caller's plugins in every state, newest first; filter by reviewStatus."""
-    plugins = await endpoints.own_items(
-        session,
-        PLUGINS,
-        user,
-        page,
-        review_status,
-        page_model=DeveloperPluginList,
-        item_out=plugin_out,
+    """The plugins the caller may operate now, in every state, newest first: its personal
+    ones and those of the organizations it belongs to; filter by reviewStatus."""
+    wanted = review_status.value if review_status else None
+    plugins, total = await queries.developer_items(session, PLUGINS, user, page, wanted)
+    return Envelope(
+        data=DeveloperPluginList(
+            items=await plugin_views(session, plugins),
+            total=total,
+            page=page.page,
+            page_size=page.size,
+        )
     )
-    return Envelope(data=plugins)
 
 
 @router.post("/{plugin_id}/versions/{version_id}/takedown", description=OWN_TAKEDOWN_DESCRIPTION)
@@ -91,14 +95,16 @@ async def take_down_own_plugin_version(
 
 
 @router.post("/publish", status_code=status.HTTP_201_CREATED)
-@raises(InvalidCategory, PluginKeyExists)
+@raises(NotFound, InvalidCategory, PluginKeyExists)
 async def publish(
     body: PublishIn, user: VerifiedDeveloper, session: DbSession, grant: TokenGrant
 ) -> Envelope[PluginOut]:
-    """Create a plugin: pending review, no version yet."""
+    """Create a plugin: pending review, no version yet. With `org` (a slug), the plugin
+    belongs to that organization (the caller must be a member: 403 otherwise; an unknown
+    slug is 404) and every member operates it; ownerId stays the caller."""
     # The one developer write that names its plugin in the body, not the path.
     pat.check_plugin(grant, body.plugin_key)
-    return Envelope(data=plugin_out(await service.publish(session, user, body)))
+    return Envelope(data=await plugin_view(session, await service.publish(session, user, body)))
 
 
 @router.get("/{plugin_id}")
@@ -108,7 +114,7 @@ async def plugin_detail(plugin: OwnedPlugin, session: DbSession) -> Envelope[Dev
     purchases = await service.recent_purchases(session, plugin.id)
     return Envelope(
         data=DeveloperPluginDetail(
-            **dict(plugin_out(plugin)),
+            **dict(await plugin_view(session, plugin)),
             versions=[version_out(v) for v in versions],
             recent_purchases=[PurchaseSummary.model_validate(p) for p in purchases],
         )
@@ -121,7 +127,8 @@ async def update_plugin(
     body: DeveloperUpdateIn, plugin: OwnedPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
     """Edit basic information; a rejected plugin goes back to pending review."""
-    return Envelope(data=plugin_out(await service.update(session, plugin, body, by_developer=True)))
+    updated = await service.update(session, plugin, body, by_developer=True)
+    return Envelope(data=await plugin_view(session, updated))
 
 
 @router.put("/{plugin_id}/price")
@@ -129,7 +136,7 @@ async def set_price(
     body: PriceIn, plugin: OwnedPluginForWrite, session: DbSession
 ) -> Envelope[PluginOut]:
     """Set the price; 0 makes the plugin free; validityDays 0 or omitted means permanent."""
-    return Envelope(data=plugin_out(await service.set_price(session, plugin, body)))
+    return Envelope(data=await plugin_view(session, await service.set_price(session, plugin, body)))
 
 
 @router.post("/{plugin_id}/create-version", status_code=status.HTTP_201_CREATED)
@@ -197,7 +204,7 @@ async def upload_icon(
     """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB), kept as a data URL."""
     await end_checks(session)
     icon = await uploads.upload_icon(request, settings, sessions, plugin.id)
-    return Envelope(data=plugin_out(icon))
+    return Envelope(data=await plugin_view(session, icon))
 
 
 @router.delete("/{plugin_id}")
@@ -206,3 +213,15 @@ async def take_down(plugin: OwnedPluginForWrite, session: DbSession) -> Envelope
     """Soft takedown: distribution stops; versions and purchases are kept."""
     await review.take_down(session, PLUGINS, plugin)
     return Envelope(data=TakedownOut(id=plugin.id, review_status=ReviewStatus.TAKEN_DOWN))
+
+
+@router.post("/{plugin_id}/transfer")
+@raises(NotFound, InvalidState)
+async def transfer(
+    body: TransferIn, user: VerifiedDeveloper, plugin: OwnedPluginForWrite, session: DbSession
+) -> Envelope[PluginOut]:
+    """Move a plugin the caller owns personally into an organization the caller owns: every
+    member operates it from then on. An unknown slug is 404; an organization the caller
+    does not own, 403; a plugin that belongs to an organization already, 409."""
+    org = await orgs.transfer(session, user, plugin, body.org)
+    return Envelope(data=plugin_out(plugin, orgs.ref_of(org)))

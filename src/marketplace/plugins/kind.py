@@ -56,6 +56,7 @@ class PluginKind(ItemKind[Plugin, PluginVersion]):
         review_status=Plugin.review_status,
         created_at=Plugin.created_at,
         search=(Plugin.plugin_key, Plugin.name, Plugin.name_zh),
+        org_id=Plugin.org_id,
     )
     versions = VersionColumns(
         id=PluginVersion.id,
@@ -78,6 +79,9 @@ class PluginKind(ItemKind[Plugin, PluginVersion]):
 
     def key_of(self, item: Plugin) -> str:
         return item.plugin_key
+
+    def org_id_of(self, item: Plugin) -> str | None:
+        return item.org_id
 
     def token_key(self, item: Plugin) -> str:
         return item.plugin_key

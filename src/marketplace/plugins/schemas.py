@@ -29,6 +29,7 @@ from marketplace.kit.schemas import (
     never_null_schema,
 )
 from marketplace.models import Channel, Distribution, PluginInspection, PluginType, ReviewStatus
+from marketplace.orgs.schemas import OrgRef, OrgSlug
 from marketplace.packages.manifest import is_valid_plugin_key
 from marketplace.publishing.schemas import FindingOut, RolloutOut, StatusCounts
 from marketplace_rules.limits import PLUGIN_KEY_MAX_LENGTH, PLUGIN_KEY_MIN_LENGTH
@@ -132,6 +133,7 @@ class PluginOut(OutputModel):
     owner_id: str
     created_at: datetime
     updated_at: datetime
+    org: OrgRef | None
 
 
 class AdminPluginOut(PluginOut):
@@ -272,7 +274,9 @@ def _publish_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
     schema.update(PRICE_RULE_SCHEMA)
 
 
-class PublishIn(InputModel):
+class PluginFieldsIn(InputModel):
+    """What a developer's publish and an administrator's creation both send."""
+
     plugin_key: PluginKey
     name: Title
     name_zh: Title
@@ -291,12 +295,17 @@ class PublishIn(InputModel):
     model_config = InputModel.model_config | {"json_schema_extra": _publish_schema}
 
     @model_validator(mode="after")
-    def _check_price(self) -> PublishIn:
+    def _check_price(self) -> PluginFieldsIn:
         _price_rule(self.is_free, self.price)
         return self
 
 
-class AdminCreateIn(PublishIn):
+class PublishIn(PluginFieldsIn):
+    # The organization the plugin belongs to (CONTRACT 17); the caller must be a member.
+    org: OrgSlug | None = None
+
+
+class AdminCreateIn(PluginFieldsIn):
     icon: Annotated[SafeText, Field(max_length=200)] | None = None
     source: Annotated[RequiredText, Field(min_length=1, max_length=50)] = "official"
     platforms: Platforms = Field(default_factory=list)

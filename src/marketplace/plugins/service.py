@@ -29,6 +29,7 @@ from marketplace.models import (
     ScenarioVersion,
     User,
 )
+from marketplace.orgs import service as orgs
 from marketplace.packages.archive import ArchiveInfo
 from marketplace.packages.manifest import (
     check_manifest_category,
@@ -44,6 +45,7 @@ from marketplace.plugins.schemas import (
     CategoryIn,
     CategoryUpdateIn,
     DeveloperUpdateIn,
+    PluginFieldsIn,
     PriceIn,
     PublishIn,
 )
@@ -147,7 +149,7 @@ async def _insert_plugin(session: AsyncSession, plugin: Plugin) -> Plugin:
     return plugin
 
 
-def _new_plugin(body: PublishIn, **platform_fields: Any) -> Plugin:
+def _new_plugin(body: PluginFieldsIn, **platform_fields: Any) -> Plugin:
     """The fields a developer and an administrator both send; the rest is per caller."""
     return Plugin(
         plugin_key=body.plugin_key,
@@ -167,6 +169,10 @@ def _new_plugin(body: PublishIn, **platform_fields: Any) -> Plugin:
 
 
 async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin:
+    """A pending plugin of the caller's, or of an organization it belongs to (`org`: 404
+    NOT_FOUND for an unknown slug, 403 FORBIDDEN for a non-member); `owner_id` is always
+    the caller, who published it."""
+    org = await orgs.publishing_org(session, owner, body.org) if body.org is not None else None
     await check_category(session, body.category)
     plugin = _new_plugin(
         body,
@@ -175,6 +181,7 @@ async def publish(session: AsyncSession, owner: User, body: PublishIn) -> Plugin
         review_status=ReviewStatus.PENDING,
         enabled=False,
         owner_id=owner.id,
+        org_id=org.id if org is not None else None,
     )
     return await _insert_plugin(session, plugin)
 

@@ -77,6 +77,8 @@ class ItemColumns:
     review_status: SQLColumnExpression[str]
     created_at: SQLColumnExpression[datetime]
     search: tuple[SQLColumnExpression[str | None], ...]  # what the admin list's search reads
+    # The organization an item belongs to (CONTRACT 17); None: the kind has no organizations.
+    org_id: SQLColumnExpression[str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,11 @@ class ItemKind(ABC, Generic[Item, Version]):
     @abstractmethod
     def package_missing(self, message: str) -> AppError:
         """A download of a version without a package."""
+
+    def org_id_of(self, item: Item) -> str | None:
+        """The organization whose members operate the item (None: a personal item, which
+        only its owner operates). Default: the kind has no organizations."""
+        return None
 
     def token_key(self, item: Item) -> str | None:
         """The pluginKey a publishing token's `plugins` list names the item by (None: the

@@ -19,6 +19,7 @@ from marketplace.errors import Forbidden, InvalidState
 from marketplace.kit.error_codes import declare
 from marketplace.kit.sql import is_row_id
 from marketplace.models import User
+from marketplace.orgs import service as orgs
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
 
 Kind = ItemKind[ItemT, VersionT]
@@ -85,8 +86,19 @@ async def owned_version(
     return await find_version(session, kind, version_id, lock=True)
 
 
-def check_owner(kind: Kind[ItemT, VersionT], item: ItemT, user: User) -> ItemT:
-    if item.owner_id != user.id:
+async def check_owner(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, user: User
+) -> ItemT:
+    """The one ownership rule: a personal item is its owner's; an organization's item is
+    every member's (CONTRACT 17), the membership read now, so a removed member loses it at
+    once (its publisher too: `ownerId` names who published it, not who may operate it).
+    Anyone else gets the kind's 403 *_NOT_OWNED."""
+    org_id = kind.org_id_of(item)
+    if org_id is None:
+        allowed = item.owner_id == user.id
+    else:
+        allowed = await orgs.is_member(session, org_id, user.id)
+    if not allowed:
         raise kind.not_theirs(item)
     return item
 
@@ -95,7 +107,7 @@ async def owned_item(
     kind: Kind[ItemT, VersionT], ref: str, user: User, session: AsyncSession
 ) -> ItemT:
     """A developer's own item, to read (any developer may; writes need a verified identity)."""
-    return check_owner(kind, await find_item(session, kind, ref), user)
+    return await check_owner(session, kind, await find_item(session, kind, ref), user)
 
 
 async def owned_item_for_write(
@@ -109,7 +121,7 @@ async def owned_item_for_write(
 ) -> ItemT:
     """A verified developer's own item, locked for the write (`lock=False` for a streamed
     upload, whose write transaction takes the lock after the body arrived)."""
-    item = check_owner(kind, await find_item(session, kind, ref, lock=lock), user)
+    item = await check_owner(session, kind, await find_item(session, kind, ref, lock=lock), user)
     # After ownership (CONTRACT 1's order): a token limited to some pluginKeys.
     pat.check_plugin(grant, kind.token_key(item))
     return item

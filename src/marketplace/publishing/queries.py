@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from marketplace.kit.pagination import Page
 from marketplace.kit.sql import icontains
 from marketplace.models import ReviewStatus, User
+from marketplace.orgs import service as orgs
 from marketplace.packages.manifest import version_sort_key
 from marketplace.publishing.audit import SYSTEM_REVIEWER
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
@@ -152,6 +153,16 @@ async def admin_versions(
     return [(row[0], row[1]) for row in rows], total, counts
 
 
+def operable_by(kind: Kind[ItemT, VersionT], user: User) -> ColumnElement[bool]:
+    """The items `lookup.check_owner` lets the user operate, as a condition: its personal
+    ones and those of the organizations it belongs to now."""
+    mine = kind.items.owner_id == user.id
+    org_id = kind.items.org_id
+    if org_id is None:
+        return mine
+    return or_(and_(mine, org_id.is_(None)), org_id.in_(orgs.member_org_ids(user.id)))
+
+
 async def developer_items(
     session: AsyncSession,
     kind: Kind[ItemT, VersionT],
@@ -159,8 +170,8 @@ async def developer_items(
     page: Page,
     review_status: str | None,
 ) -> tuple[list[ItemT], int]:
-    """The owner's items in every state, newest first."""
-    query = select(kind.item_model).where(kind.items.owner_id == owner.id)
+    """The items the caller may operate (`operable_by`) in every state, newest first."""
+    query = select(kind.item_model).where(operable_by(kind, owner))
     if review_status is not None:
         query = query.where(kind.items.review_status == review_status)
     total = await session.scalar(query.with_only_columns(func.count()).order_by(None)) or 0

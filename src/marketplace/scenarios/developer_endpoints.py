@@ -95,7 +95,7 @@ async def _publish_target_owned(
     if isinstance(scenario_id, str):
         existing = await session.scalar(select(Scenario).where(Scenario.id == scenario_id.strip()))
         if existing is not None:
-            check_owner(SCENARIOS, existing, user)
+            await check_owner(session, SCENARIOS, existing, user)
     return user
 
 
@@ -159,7 +159,7 @@ async def publish(
         .execution_options(populate_existing=True)
     )
     if existing is not None:
-        check_owner(SCENARIOS, existing, user)
+        await check_owner(session, SCENARIOS, existing, user)
     scenario = await service.publish(session, user, body, existing)
     versions = await queries.versions_of(session, SCENARIOS, scenario.id)
     return Envelope(data=scenario_detail(scenario, versions))

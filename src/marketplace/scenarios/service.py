@@ -132,8 +132,8 @@ async def publish(
             session.add(scenario)
             await session.flush()
     except IntegrityError:
-        existing = check_owner(
-            SCENARIOS, await find_item(session, SCENARIOS, body.id, lock=True), owner
+        existing = await check_owner(
+            session, SCENARIOS, await find_item(session, SCENARIOS, body.id, lock=True), owner
         )
         await _add_version(session, existing, body)
         return existing

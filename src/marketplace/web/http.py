@@ -24,7 +24,6 @@ log = structlog.get_logger("marketplace.web")
 
 # Login page notices, by key: the page never echoes text it was sent.
 NOTICES = {
-    "login": "Please log in to continue.",
     "expired": "Your session has expired. Please log in again.",
     "logged_out": "You have logged out.",
 }

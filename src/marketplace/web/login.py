@@ -78,7 +78,7 @@ async def login_form(
         request,
         next_path=safe_next(site, next_path),
         csrf_token=token,
-        notice=NOTICES.get(m or ""),
+        notice=site.login_notice if m == "login" else NOTICES.get(m or ""),
     )
     set_cookie(response, settings, site, site.login_cookie, token, LOGIN_FORM_SECONDS)
     return response

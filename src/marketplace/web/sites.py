@@ -29,6 +29,7 @@ class Site:
     name: str  # "review console"
     home_label: str  # the error page's way back
     login_intro: str
+    login_notice: str  # the login page's line when a page sent the browser there
     not_allowed: str
     may_enter: Callable[[User], bool]
     nav: tuple[NavLink, ...]
@@ -70,6 +71,7 @@ CONSOLE = Site(
     name="review console",
     home_label="Back to the review queue",
     login_intro="Administrators review plugins, versions, scenarios and developer identities here.",
+    login_notice="Please log in to review.",
     not_allowed=(
         "The review console is for administrators. This account cannot use it; "
         "ask a SUPER_ADMIN for the ADMIN role."
@@ -91,6 +93,7 @@ PORTAL = Site(
         "Developers see their plugins' reviews, findings, rollouts, installs and ratings, "
         "and manage their tokens and organizations here."
     ),
+    login_notice="Please log in to see your plugins.",
     not_allowed=(
         "The publisher portal is for developer accounts. Register as a developer "
         "(POST /api/v1/developer/register) and log in again."

@@ -1,0 +1,1 @@
+"""Organizations (CONTRACT 17): members, and the plugins they operate together."""
