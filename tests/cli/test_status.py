@@ -164,3 +164,23 @@ def test_status_needs_a_login(fake: FakeApi, invoke: Invoke) -> None:
     assert result.exit_code == 1
     assert "NOT_LOGGED_IN" in result.stderr
     assert fake.calls() == []
+
+
+def test_status_names_the_organization_a_plugin_belongs_to(fake: FakeApi, invoke: Invoke) -> None:
+    serve(
+        fake,
+        detail(
+            "weather",
+            "approved",
+            [version("1.0.0", "approved")],
+            org={"slug": "acme-tools", "name": "Acme Tools"},
+        ),
+    )
+    result = invoke(["status", "weather"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[:2] == [
+        "weather (Weather): approved, listed, current version 1.0.0",
+        "Organization: acme-tools",
+    ]
+    (item,) = stdout_json(invoke(["status", "weather", "--json"]))["data"]["items"]
+    assert item["org"] == "acme-tools"

@@ -60,6 +60,8 @@ def plugin_json(detail: dict[str, Any]) -> dict[str, Any]:
         "reviewStatus": detail.get("reviewStatus"),
         "reviewNote": detail.get("reviewNote"),
         "listed": detail.get("reviewStatus") == "approved" and bool(detail.get("enabled")),
+        # CONTRACT 17: the organization it belongs to, or None for a personal plugin.
+        "org": org.get("slug") if isinstance(org := detail.get("org"), dict) else None,
         "latestVersion": detail.get("latestVersion"),
         "versions": [version_json(v) for v in versions],  # newest first, as the service sends
     }
@@ -128,6 +130,8 @@ def detail_lines(plugin: dict[str, Any]) -> list[str]:
         + (f"current version {current}" if current else "no current version"),
         f"Reviewer's note: {_one_line(plugin['reviewNote'])}",
     ]
+    if plugin["org"]:
+        lines.insert(1, f"Organization: {plugin['org']}")
     if not plugin["versions"]:
         return [*lines, "Versions: none yet (marketplace publish DIR sends one)"]
     rows = [["VERSION", "STATUS", "CURRENT", "ROLLOUT", "CREATED", "NOTE"]]
