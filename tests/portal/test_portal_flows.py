@@ -176,6 +176,7 @@ async def test_the_chart_counts_installs_and_uninstalls_and_ratings_are_shown(
     assert page.text.count("<rect") == 2  # today's two bars; empty days draw nothing
     assert "Works <b>well</b>" in text and "<b>well</b>" not in page.text
     assert "4.00 of 5 from 1" in text
+    assert users[1].name not in text and users[1].email not in text  # raters stay unnamed
 
 
 async def test_a_new_token_is_shown_once_works_and_can_be_revoked(
@@ -300,3 +301,49 @@ async def test_a_slug_in_use_is_refused_on_the_page(
     assert refused.status_code == 409
     assert "already exists" in text_of(refused.text)
     assert ok(await client.get("/api/v1/developer/orgs", headers=second.headers))["items"] == []
+
+
+async def test_odd_numbers_in_the_token_form_are_refused_in_words(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    developer = await factory.developer()
+    await in_portal(client, developer)
+    for days in ("²", "9" * 5000, "-3", "1.5", ""):
+        refused = await post_from(
+            client,
+            "/portal/tokens",
+            "/portal/tokens",
+            {"name": "CI", "scope_publish": "on", "expires_in_days": days},
+        )
+        assert refused.status_code == 400, days
+        assert "Expires in (days)" in text_of(refused.text)
+    assert ok(await client.get("/api/v1/auth/tokens", headers=developer.headers))["items"] == []
+
+
+async def test_odd_rollout_percents_are_refused_in_words(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    developer = await factory.developer()
+    plugin = await factory.plugin(developer)
+    await factory.version(plugin, "1.0.0")
+    rolling = await factory.version(plugin, "1.1.0", rollout_percent=10, rollout_state="rolling")
+    await in_portal(client, developer)
+    url = _plugin_url(plugin)
+    for percent in ("²", "9" * 5000, "0", "101", ""):
+        refused = await post_from(
+            client,
+            url,
+            f"{url}/versions/{rolling.id}/rollout",
+            {"action": "set", "percent": percent},
+        )
+        assert refused.status_code == 400, percent
+        assert "Percent" in text_of(refused.text)
+    other = await factory.version(await factory.plugin(developer), "1.0.0")
+    mismatch = await post_from(
+        client, url, f"{url}/versions/{other.id}/rollout", {"action": "set", "percent": "50"}
+    )
+    assert mismatch.status_code == 404  # another plugin's version: not this plugin's
+    found = ok(
+        await client.get(f"/api/v1/developer/plugins/{plugin.id}", headers=developer.headers)
+    )
+    assert next(v for v in found["versions"] if v["version"] == "1.1.0")["rollout"]["percent"] == 10

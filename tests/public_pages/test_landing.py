@@ -166,6 +166,8 @@ async def test_without_a_search_it_shows_featured_and_popular_plugins(
         ({"category": "c" * 65}, "There is no such category."),
         ({"q": "a", "page": "0"}, "The page number is not valid."),
         ({"q": "a", "page": "two"}, "The page number is not valid."),
+        ({"q": "a", "page": "²"}, "The page number is not valid."),  # a digit, not a number
+        ({"q": "a", "page": "9" * 5000}, "The page number is not valid."),
     ],
 )
 async def test_a_search_the_api_would_refuse_is_a_400_page(

@@ -31,6 +31,8 @@ from marketplace.errors import (
 from marketplace.kit.dbtypes import new_id, utcnow
 from marketplace.kit.sql import plugin_named
 from marketplace.models import Plugin, Purchase, Role, User
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.lookup import operates
 
 PAID = ChargeStatus.PAID.value
 PENDING = ChargeStatus.PENDING.value
@@ -118,14 +120,17 @@ async def purchase_state(session: AsyncSession, user_id: str, plugin_id: str) ->
     return (await purchase_states(session, user_id, [plugin_id])).get(plugin_id, NOT_PURCHASED)
 
 
-def needs_no_purchase(plugin: Plugin, user: User) -> bool:
-    """Free plugins, and paid ones for their owner and for administrators."""
-    return plugin.is_free or plugin.owner_id == user.id or Role(user.role).at_least(Role.ADMIN)
+async def needs_no_purchase(session: AsyncSession, plugin: Plugin, user: User) -> bool:
+    """Free plugins, and paid ones for those who operate them (the owner, or the members of
+    its organization, read now) and for administrators."""
+    if plugin.is_free or Role(user.role).at_least(Role.ADMIN):
+        return True
+    return await operates(session, PLUGINS, plugin, user)
 
 
 async def require_active_purchase(session: AsyncSession, plugin: Plugin, user: User) -> None:
     """402 PLUGIN_NOT_PURCHASED for a paid plugin without an active purchase."""
-    if needs_no_purchase(plugin, user):
+    if await needs_no_purchase(session, plugin, user):
         return
     if not (await purchase_state(session, user.id, plugin.id)).active:
         raise PluginNotPurchased()
@@ -212,7 +217,7 @@ async def buy(
         raise PluginNotFound(details=plugin_named(ref))
     if plugin.is_free:
         raise PluginIsFree()
-    if plugin.owner_id == user.id:
+    if await operates(session, PLUGINS, plugin, user):
         raise InvalidState("You cannot purchase your own plugin")
     standing = await _standing(session, user.id, plugin.id)
     if standing.permanent:

@@ -22,6 +22,8 @@ from marketplace.models import (
     User,
 )
 from marketplace.orgs.schemas import OrgRef
+from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.lookup import operates
 
 LATEST = "latest"
 
@@ -148,7 +150,7 @@ async def rate(
 ) -> RatingResult:
     """One rating per user and plugin (upsert). The plugin's sum and count move by the
     difference in one atomic UPDATE, so concurrent ratings never lose one another."""
-    if plugin.owner_id == user.id:
+    if await operates(session, PLUGINS, plugin, user):
         raise RatingNotAllowed("You cannot rate your own plugin")
     if not await _may_rate(session, user, plugin):
         raise RatingNotAllowed()

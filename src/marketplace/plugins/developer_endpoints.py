@@ -172,6 +172,7 @@ async def create_version(
 async def upload_version(
     request: Request,
     plugin: OwnedPluginForUpload,
+    caller: VerifiedDeveloper,
     session: DbSession,
     settings: AppSettings,
     sessions: WriteSessions,
@@ -186,7 +187,7 @@ async def upload_version(
     """
     await end_checks(session)
     version = await uploads.upload_version(
-        request, settings, sessions, store, plugin.id, released_by_admin=None
+        request, settings, sessions, store, plugin.id, released_by_admin=None, operator=caller
     )
     return Envelope(data=version_out(version))
 
@@ -197,13 +198,14 @@ async def upload_version(
 async def upload_icon(
     request: Request,
     plugin: OwnedPluginForUpload,
+    caller: VerifiedDeveloper,
     session: DbSession,
     settings: AppSettings,
     sessions: WriteSessions,
 ) -> Envelope[PluginOut]:
     """Upload an icon (png, jpeg, svg or webp by content, at most 256 KB), kept as a data URL."""
     await end_checks(session)
-    icon = await uploads.upload_icon(request, settings, sessions, plugin.id)
+    icon = await uploads.upload_icon(request, settings, sessions, plugin.id, operator=caller)
     return Envelope(data=await plugin_view(session, icon))
 
 

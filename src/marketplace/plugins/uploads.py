@@ -21,7 +21,7 @@ from marketplace.models import Channel, Distribution, Plugin, PluginVersion, Use
 from marketplace.plugins import service
 from marketplace.plugins.kind import PLUGINS
 from marketplace.plugins.schemas import Changelog
-from marketplace.publishing.lookup import find_item
+from marketplace.publishing.lookup import check_owner, find_item
 from marketplace.publishing.uploads import (
     Package,
     RowWriter,
@@ -123,9 +123,11 @@ async def upload_version(
     plugin_id: str,
     *,
     released_by_admin: User | None,
+    operator: User | None = None,
     keyring: Keyring | None = None,
 ) -> PluginVersion:
-    """Receive a package and make it a new (pending, or for an admin released) version."""
+    """Receive a package and make it a new (pending, or for an admin released) version.
+    `operator`: the developer whose rights are checked again once the body arrived."""
     async with await receive_package(
         request, PLUGINS, settings, text_fields=("version", "changelog", "channel")
     ) as upload:
@@ -139,7 +141,9 @@ async def upload_version(
             released_by_admin,
             keyring,
         )
-        return await store_package(sessions, store, PLUGINS, plugin_id, package, plan.check)
+        return await store_package(
+            sessions, store, PLUGINS, plugin_id, package, plan.check, operator=operator
+        )
 
 
 async def upload_icon(
@@ -147,6 +151,8 @@ async def upload_icon(
     settings: Settings,
     sessions: async_sessionmaker[AsyncSession],
     plugin_id: str,
+    *,
+    operator: User | None = None,
 ) -> Plugin:
     async with await receive_upload(
         request,
@@ -160,4 +166,6 @@ async def upload_icon(
     data_url = icon_data_url(data, max_bytes=settings.icon_max_bytes)
     async with sessions.begin() as session:
         plugin = await find_item(session, PLUGINS, plugin_id, lock=True)
+        if operator is not None:  # still theirs once the body arrived (see store_package)
+            await check_owner(session, PLUGINS, plugin, operator)
         return await service.set_icon(session, plugin, data_url)

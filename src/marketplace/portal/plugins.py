@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Query, Request, Response
@@ -18,7 +19,7 @@ from marketplace.db import DbSession
 from marketplace.delivery import stats
 from marketplace.errors import AppError
 from marketplace.kit.pagination import Page
-from marketplace.models import Organization, Plugin, PluginVersion, Rating, User
+from marketplace.models import Organization, Plugin, PluginVersion, Rating
 from marketplace.plugins.kind import PLUGINS
 from marketplace.portal.chart import installs_chart
 from marketplace.publishing import queries
@@ -46,10 +47,12 @@ RATINGS_SHOWN = 50
 
 @dataclass(frozen=True)
 class RatingRow:
+    """A rating as its plugin's publisher sees it: no rater's name (the public API shows
+    none either)."""
+
     score: int
     comment: str | None
-    author: str
-    created_at: object
+    created_at: datetime
 
 
 async def _org_names(session: AsyncSession, plugins: Iterable[Plugin]) -> dict[str, Organization]:
@@ -85,15 +88,12 @@ async def my_plugins(
 
 async def _ratings(session: AsyncSession, plugin_id: str) -> list[RatingRow]:
     rows = await session.execute(
-        select(Rating, User.name)
-        .join(User, User.id == Rating.user_id)
+        select(Rating.score, Rating.comment, Rating.created_at)
         .where(Rating.plugin_id == plugin_id)
         .order_by(Rating.created_at.desc(), Rating.id)
         .limit(RATINGS_SHOWN)
     )
-    return [
-        RatingRow(rating.score, rating.comment, name, rating.created_at) for rating, name in rows
-    ]
+    return [RatingRow(score, comment, created) for score, comment, created in rows]
 
 
 def _in_motion(version: PluginVersion) -> bool:

@@ -34,12 +34,15 @@ def _token_request(form: Form) -> TokenCreateIn:
     by spaces or commas (empty: every plugin the account may operate)."""
     keys = form.text("plugins").replace(",", " ").split()
     days = form.text("expires_in_days")
+    # ASCII digits, and few: "²" passes str.isdigit but not int(); the model refuses
+    # anything else in words.
+    whole = days.isascii() and days.isdigit() and len(days) <= 6
     return TokenCreateIn.model_validate(
         {
             "name": form.text("name"),
             "scopes": [scope for scope in ("read", "publish") if form.checked(f"scope_{scope}")],
             "plugins": keys or None,
-            "expiresInDays": int(days) if days.isdigit() else days,
+            "expiresInDays": int(days) if whole else days,
         }
     )
 

@@ -98,7 +98,9 @@ def read_search(params: Any) -> Search:
     if kind and kind not in TYPES:
         raise Refused("There is no such type of plugin.")
     raw_page = (params.get("page") or "1").strip()
-    if not raw_page.isdigit() or not 1 <= int(raw_page) <= PAGE_MAX:
+    # ASCII digits only, and few of them: "²" is a digit to str.isdigit but not to int().
+    plain = raw_page.isascii() and raw_page.isdigit() and len(raw_page) <= len(str(PAGE_MAX))
+    if not plain or not 1 <= int(raw_page) <= PAGE_MAX:
         raise Refused("The page number is not valid.")
     return Search(q=q, category=category, type=kind, page=int(raw_page))
 

@@ -86,19 +86,24 @@ async def owned_version(
     return await find_version(session, kind, version_id, lock=True)
 
 
-async def check_owner(
+async def operates(
     session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, user: User
-) -> ItemT:
+) -> bool:
     """The one ownership rule: a personal item is its owner's; an organization's item is
     every member's (CONTRACT 17), the membership read now, so a removed member loses it at
     once (its publisher too: `ownerId` names who published it, not who may operate it).
-    Anyone else gets the kind's 403 *_NOT_OWNED."""
+    Commerce asks it too: who operates a plugin neither buys nor rates it."""
     org_id = kind.org_id_of(item)
     if org_id is None:
-        allowed = item.owner_id == user.id
-    else:
-        allowed = await orgs.is_member(session, org_id, user.id)
-    if not allowed:
+        return item.owner_id == user.id
+    return await orgs.is_member(session, org_id, user.id)
+
+
+async def check_owner(
+    session: AsyncSession, kind: Kind[ItemT, VersionT], item: ItemT, user: User
+) -> ItemT:
+    """`operates`, or the kind's 403 *_NOT_OWNED."""
+    if not await operates(session, kind, item, user):
         raise kind.not_theirs(item)
     return item
 

@@ -24,10 +24,11 @@ from starlette.requests import Request
 
 from marketplace.config import Settings
 from marketplace.kit.upload import ReceivedUpload, receive_upload
+from marketplace.models import User
 from marketplace.packages.archive import ArchiveInfo, ArchiveLimits, inspect_archive
 from marketplace.publishing.blobs import forget_blobs, lock_blob_key
 from marketplace.publishing.kinds import ItemKind, ItemT, VersionT
-from marketplace.publishing.lookup import find_item
+from marketplace.publishing.lookup import check_owner, find_item
 from marketplace.publishing.secrets import refuse_live_tokens_apart
 from marketplace.storage.base import PACKAGE_CONTENT_TYPE, BlobStore, blob_key
 from marketplace_rules.secrets import scan_document
@@ -117,13 +118,21 @@ async def store_package(
     item_id: str,
     package: Package,
     check: CheckThenWrite[ItemT, R],
+    *,
+    operator: User | None = None,
 ) -> R:
-    """One write transaction: lock → checks → blob → rows → commit; see the module doc."""
+    """One write transaction: lock → checks → blob → rows → commit; see the module doc.
+
+    `operator` is the developer whose rights the request checked before its body arrived:
+    they are checked again under the lock, because an organization's owner may have
+    removed it from the organization while the package streamed in (None: an admin)."""
     key = blob_key(package.sha256)
     stored = False
     try:
         async with sessions.begin() as session:
             item = await find_item(session, kind, item_id, lock=True)
+            if operator is not None:
+                await check_owner(session, kind, item, operator)
             write = await check(session, item)
             await lock_blob_key(session, key)
             await store.put_file(
