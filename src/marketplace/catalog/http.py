@@ -87,7 +87,7 @@ class Built:
     shape: str = "none"  # "items": data.items are plugins; "plugin": data is one; "none"
 
 
-def _etag(body: bytes) -> str:
+def etag_of(body: bytes) -> str:
     return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
@@ -104,7 +104,7 @@ def _entry(built: Built) -> CachedBody:
     else:
         ids = ()
     body = _encode(data)
-    return CachedBody(data=data, body=body, etag=_etag(body), plugin_ids=ids, shape=built.shape)
+    return CachedBody(data=data, body=body, etag=etag_of(body), plugin_ids=ids, shape=built.shape)
 
 
 NEVER_BOUGHT: dict[str, Any] = PurchaseStateOut(
@@ -137,13 +137,14 @@ def _personal_body(entry: CachedBody, states: Mapping[str, PurchaseState]) -> tu
         unbought = entry.derived.get("unbought")
         if unbought is None:
             body = _encode(_with_purchases(entry, states))
-            unbought = entry.derived["unbought"] = (body, _etag(body))
+            unbought = entry.derived["unbought"] = (body, etag_of(body))
         return unbought
     body = _encode(_with_purchases(entry, states))
-    return body, _etag(body)
+    return body, etag_of(body)
 
 
-def _matches(request: Request, etag: str) -> bool:
+def etag_matches(request: Request, etag: str) -> bool:
+    """If-None-Match names this ETag (or is `*`)."""
     header = request.headers.get("if-none-match")
     if not header:
         return False
@@ -155,7 +156,7 @@ def _matches(request: Request, etag: str) -> bool:
 
 def _respond(request: Request, body: bytes, etag: str, cache_control: str) -> Response:
     headers = {"ETag": etag, "Cache-Control": cache_control, "Vary": VARY}
-    if _matches(request, etag):
+    if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
     return Response(content=body, media_type="application/json", headers=headers)
 

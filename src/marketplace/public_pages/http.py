@@ -13,7 +13,6 @@ taken-down plugin from its own copy. Error pages are `no-store`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import Response
 
 from marketplace.catalog.cache import CachedBody, Generation, catalog_cache
+from marketplace.catalog.http import etag_matches, etag_of
 from marketplace.config import Settings
 from marketplace.errors import ServiceUnavailable
 from marketplace.web.security import SECURITY_HEADERS
@@ -60,19 +60,6 @@ def render_page(template: str, context: dict[str, Any]) -> bytes:
     return render(SITE_KEY, template, context).encode()
 
 
-def _etag(body: bytes) -> str:
-    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
-
-
-def _matches(request: Request, etag: str) -> bool:
-    header = request.headers.get("if-none-match")
-    if not header:
-        return False
-    if header.strip() == "*":
-        return True
-    return any(tag.strip().removeprefix("W/") == etag for tag in header.split(","))
-
-
 def html_response(
     request: Request,
     body: bytes,
@@ -88,7 +75,7 @@ def html_response(
             body, status_code=status, media_type=HTML, headers=page_headers(NOT_STORED, extra)
         )
     headers = page_headers(CACHEABLE, {"ETag": etag, **(extra or {})})
-    if status == 200 and _matches(request, etag):
+    if status == 200 and etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
     return Response(body, status_code=status, media_type=HTML, headers=headers)
 
@@ -129,7 +116,7 @@ async def cached_page(
             entry = CachedBody(
                 data=None,
                 body=rendered.body,
-                etag=_etag(rendered.body),
+                etag=etag_of(rendered.body),
                 plugin_ids=(),
                 shape="none",
             )
