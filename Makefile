@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-pages bench-secrets bench-findings bench-inspect bench-log clean
+.PHONY: screenshots tracer run test test-sqlite test-postgres test-faults lint typecheck fmt lock bench-upload bench-browse bench-pages bench-secrets bench-findings bench-inspect bench-log clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -100,6 +100,11 @@ lock:
 
 bench-upload: $(STAMP)
 	$(BIN)/python bench/bench_upload.py
+
+# The portal's and the public pages' screenshots in docs/screenshots/, taken by their browser
+# tests (Debian's Chromium: apt-get install -y chromium).
+screenshots: $(STAMP)
+	MARKETPLACE_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/admin_console/browser/test_portal.py
 
 bench-browse: $(STAMP)
 	$(BIN)/python bench/bench_browse.py

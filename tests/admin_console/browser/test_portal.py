@@ -1,10 +1,14 @@
 """The publisher portal and the public pages in a real browser (issue 29): log in, read a
 rejection note, set, halt and resume a rollout, make a token and see it once, add and
-remove a member, and open a plugin's public page from the landing page's search. The
-screenshots go to docs/screenshots/, where the documentation shows them."""
+remove a member, and open a plugin's public page from the landing page's search.
+
+Screenshots go to tests/screenshots/ like the console's; `make screenshots` runs these
+tests with MARKETPLACE_DOCS_SCREENSHOTS=1 to write them to docs/screenshots/ instead, where
+the documentation shows them (so an ordinary test run leaves the tracked files alone)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +20,9 @@ from tests.admin_console.browser.seed import _approve_plugin, _publish, _upload
 from tests.e2e.market import DEVELOPER_EMAIL, PASSWORD, Market
 from tests.helpers import ok
 
-DOCS_SCREENSHOTS = Path(__file__).parents[3] / "docs" / "screenshots"
+REPOSITORY = Path(__file__).parents[3]
+DOCS_SCREENSHOTS = REPOSITORY / "docs" / "screenshots"
+TEST_SCREENSHOTS = REPOSITORY / "tests" / "screenshots"
 INDEX = "export default function main() {\n  return { tools: [] };\n}\n"
 REJECTION = "The description promises offline use, but index.js calls a remote service."
 
@@ -79,8 +85,10 @@ async def _log_in(page: Page) -> None:
 
 
 def _shot(name: str) -> str:
-    DOCS_SCREENSHOTS.mkdir(exist_ok=True)
-    return str(DOCS_SCREENSHOTS / name)
+    for_docs = os.environ.get("MARKETPLACE_DOCS_SCREENSHOTS") == "1"
+    folder = DOCS_SCREENSHOTS if for_docs else TEST_SCREENSHOTS
+    folder.mkdir(exist_ok=True)
+    return str(folder / name)
 
 
 async def test_log_in_and_read_a_rejection_note(page: Page, portal_seed: PortalSeed) -> None:
