@@ -5,7 +5,6 @@ version's page (findings and inspection). Ownership is the API's own check
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
@@ -19,7 +18,8 @@ from marketplace.db import DbSession
 from marketplace.delivery import stats
 from marketplace.errors import AppError
 from marketplace.kit.pagination import Page
-from marketplace.models import Organization, Plugin, PluginVersion, Rating
+from marketplace.models import Plugin, PluginVersion, Rating
+from marketplace.orgs import service as org_service
 from marketplace.plugins.kind import PLUGINS
 from marketplace.portal.chart import installs_chart
 from marketplace.publishing import queries
@@ -55,14 +55,6 @@ class RatingRow:
     created_at: datetime
 
 
-async def _org_names(session: AsyncSession, plugins: Iterable[Plugin]) -> dict[str, Organization]:
-    ids = {plugin.org_id for plugin in plugins if plugin.org_id}
-    if not ids:
-        return {}
-    rows = await session.scalars(select(Organization).where(Organization.id.in_(ids)))
-    return {org.id: org for org in rows}
-
-
 @router.get("/portal")
 async def my_plugins(
     request: Request,
@@ -79,7 +71,7 @@ async def my_plugins(
         title="Your plugins",
         nav="plugins",
         plugins=plugins,
-        orgs=await _org_names(db, plugins),
+        orgs=await org_service.org_refs(db, (p.org_id for p in plugins)),
         page_number=page_number,
         pages=max(1, -(-total // PAGE_SIZE)),
         total=total,
@@ -125,7 +117,7 @@ async def _plugin_page(
         title=plugin.name,
         nav="plugins",
         plugin=plugin,
-        org=(await _org_names(db, [plugin])).get(plugin.org_id or ""),
+        org=org_service.pick(await org_service.org_refs(db, [plugin.org_id]), plugin.org_id),
         versions=versions,
         in_motion=[v for v in versions if _in_motion(v)],
         finding_counts={v.id: counts(v.findings) for v in versions},
