@@ -70,9 +70,12 @@ import httpx
 import mix
 from common import REPO, RESULTS, cli, free_port, machine, running
 
+from marketplace.db import make_engine, make_sessionmaker
 from marketplace.plugins.kind import PLUGINS
+from marketplace.publishing.log import approval_fields
 from marketplace.publishing.releases import release_record
 from marketplace.storage.base import blob_key
+from marketplace.transparency.log import append_key_changes, append_many, locked_head
 from marketplace.trust.keyring import KEYRING_FILE, Keyring
 from marketplace_rules.canonical import b64encode, canonical_json
 
@@ -187,7 +190,9 @@ def make_catalogue(size: int, owner_id: str, keyring_file: Path) -> Catalogue:
     Every version is approved with its signed release record (CONTRACT 11), signed by the
     service's own keyring in its data folder, as approvals leave them: a version without
     one (approved before records existed) is signed and stored by its first download, a
-    write a catalogue pays once, which the mix's downloads would otherwise all pay.
+    write a catalogue pays once, which the mix's downloads would otherwise all pay. The
+    records' `logIndex` (CONTRACT 15) is added by `log_approvals` once the database is
+    ready, before the rows go in.
     """
     signing_key = Keyring(path=keyring_file).signing_key()
     rng = random.Random(size)
@@ -252,6 +257,34 @@ def make_catalogue(size: int, owner_id: str, keyring_file: Path) -> Catalogue:
     return Catalogue(plugins, versions, detail_id, plugins[download][0])
 
 
+LOG_BATCH = 20_000
+
+
+async def log_approvals(database_url: str, catalogue: Catalogue, keyring_file: Path) -> None:
+    """Append every version's approval to the transparency log as approvals do (the
+    signing key's key-add first, then one entry per version, through the real append
+    code) and add each entry's index to the version's release record. Without it every
+    first download of a version completes its record in a write transaction that moves
+    the catalogue generation (issue 27's log came after this seed was written: the mix's
+    downloads then emptied every cache, about ten times a second)."""
+    engine = make_engine(database_url)  # the service's: SQLite's functions the log's triggers call
+    sessions = make_sessionmaker(engine, write=True)
+    keyring = Keyring(path=keyring_file)
+    try:
+        for start in range(0, len(catalogue.versions), LOG_BATCH):
+            chunk = catalogue.versions[start : start + LOG_BATCH]
+            async with sessions.begin() as session:
+                head = await locked_head(session)
+                if head.size == 0:
+                    await append_key_changes(session, keyring.keys(), head)
+                entries = [("approve", row[0], approval_fields(row[-1])) for row in chunk]
+                indexes = await append_many(session, entries, head)
+            for row, index in zip(chunk, indexes, strict=True):
+                row[-1]["logIndex"] = index
+    finally:
+        await engine.dispose()
+
+
 def load_sqlite_catalogue(path: Path) -> Catalogue:
     """The catalogue of a kept data folder (--data-root), read back in the seed's column
     order and plugin order (rowid), so the mix draws the same kinds of URLs."""
@@ -297,6 +330,7 @@ def seed_sqlite(path: Path, size: int, keyring_file: Path) -> Catalogue:
     try:
         owner = conn.execute("SELECT id FROM users WHERE email = ?", (DEV_EMAIL,)).fetchone()[0]
         catalogue = make_catalogue(size, owner, keyring_file)
+        asyncio.run(log_approvals(f"sqlite+aiosqlite:///{path}", catalogue, keyring_file))
         with conn:  # one transaction
             conn.executemany(
                 _insert_sql("plugins", PLUGIN_COLUMNS),
@@ -351,6 +385,8 @@ async def seed_postgres(dsn: str, size: int, keyring_file: Path) -> Catalogue:
     try:
         owner = await conn.fetchval("SELECT id FROM users WHERE email = $1", DEV_EMAIL)
         catalogue = make_catalogue(size, owner, keyring_file)
+        await log_approvals(dsn.replace("postgresql://", "postgresql+asyncpg://", 1),
+                            catalogue, keyring_file)  # fmt: skip
 
         def pg(row: tuple[Any, ...]) -> tuple[Any, ...]:
             return tuple(

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
+from sqlalchemy import event
 
 TEST_SECRET = "test-secret-key-not-for-production-0123456789"
 
@@ -62,3 +64,19 @@ def silent_server() -> Iterator[int]:
         for conn in accepted:
             conn.close()
         server.close()
+
+
+@contextlib.contextmanager
+def recording_statements(app: FastAPI, record: Any) -> Iterator[None]:
+    """`record` hears every statement of the app's engines: the one of writes and, on
+    SQLite, the one of read sessions (db.make_read_engine)."""
+    engines = [app.state.engine.sync_engine]
+    if getattr(app.state, "read_engine", None) is not None:
+        engines.append(app.state.read_engine.sync_engine)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)

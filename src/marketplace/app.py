@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -37,7 +38,13 @@ from marketplace.catalog.search_index import close_search_index, search_index
 from marketplace.commerce.endpoints import router as commerce_router
 from marketplace.commerce.purchases import caller_purchase_states, purchase_states
 from marketplace.config import Settings, get_settings
-from marketplace.db import DbTimeouts, analyze_at_start, make_engine, make_sessionmaker
+from marketplace.db import (
+    DbTimeouts,
+    analyze_at_start,
+    make_engine,
+    make_read_engine,
+    make_sessionmaker,
+)
 from marketplace.delivery.downloads import close_download_counts
 from marketplace.delivery.endpoints import admin_router as delivery_admin_router
 from marketplace.delivery.endpoints import developer_router as delivery_developer_router
@@ -109,6 +116,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         index = search_index(app)
         if index is not None:
             index.prepare()  # opened and caught up before the first search asks
+        if settings.gc_freeze_at_start:
+            # The modules, routes and schemas of the start live as long as the process:
+            # full collections under load walked them all (about 250,000 objects) each time.
+            gc.freeze()
         yield
         await shutdown(app)
 
@@ -131,7 +142,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # New inspections are enqueued when the transaction that made them commits.
     app.state.inspection_queue = InspectionQueue(settings)
     enqueue = {inspection_ledger.ENQUEUE: app.state.inspection_queue.enqueue}
-    app.state.sessionmaker = make_sessionmaker(engine, info=enqueue)
+    read_engine = make_read_engine(settings.database_url)
+    app.state.read_engine = read_engine
+    app.state.sessionmaker = make_sessionmaker(read_engine or engine, info=enqueue)
     app.state.write_sessionmaker = make_sessionmaker(engine, write=True, info=enqueue)
     app.state.limiter = limiter
     app.state.blob_store = make_blob_store(settings)
@@ -220,6 +233,8 @@ async def shutdown(app: FastAPI) -> None:
     await app.state.limiter.close()
     await app.state.blob_store.aclose()
     await app.state.engine.dispose()
+    if app.state.read_engine is not None:
+        await app.state.read_engine.dispose()
 
 
 def _add_operations_routes(app: FastAPI) -> None:

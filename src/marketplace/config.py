@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     # SQLite: take the planner's statistics when the app starts (db.analyze_at_start).
     # `marketplace serve --workers N` takes them once itself and turns this off for workers.
     analyze_at_start: bool = True
+    # Move what the start allocated out of the garbage collector's sight (gc.freeze) once
+    # the app has started: `marketplace serve` turns it on for its processes. Off by
+    # default: a process making many apps (the tests) would keep each one's garbage.
+    gc_freeze_at_start: bool = False
     # Where the index's files live (shared by the host's workers); default <data_dir>/search-index.
     search_index_dir: Path | None = None
     secret_key: SecretStr | None = None

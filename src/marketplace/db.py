@@ -27,7 +27,7 @@ from marketplace.kit.log_sql import register_sqlite_functions
 IMMEDIATE = "marketplace_immediate"
 
 
-def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
+def _install_sqlite_pragmas(engine: AsyncEngine, *, read_only: bool = False) -> None:
     sync_engine: Engine = engine.sync_engine
 
     @event.listens_for(sync_engine, "connect")
@@ -39,6 +39,10 @@ def _install_sqlite_pragmas(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if read_only:
+            # A write through it fails at once instead of waiting for the write lock on
+            # the event loop's thread (kit.sqlite_inline).
+            cursor.execute("PRAGMA query_only=ON")
         cursor.close()
         register_sqlite_functions(dbapi_conn)
 
@@ -162,6 +166,21 @@ def _install_outage_translation(engine: AsyncEngine) -> None:
         if context.is_disconnect or is_database_outage(original):
             return DatabaseUnavailable()
         return None
+
+
+def make_read_engine(url: str) -> AsyncEngine | None:
+    """SQLite: an engine for read sessions whose statements run on the event loop's thread
+    (kit.sqlite_inline) and refuse to write; None for other databases, whose driver needs
+    no thread (the sessions then share the one engine)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    from marketplace.kit.sqlite_inline import inline_creator
+
+    engine = create_async_engine(url, async_creator=inline_creator(parsed.database, 30))
+    _install_sqlite_pragmas(engine, read_only=True)
+    _install_outage_translation(engine)
+    return engine
 
 
 def make_engine(

@@ -8,12 +8,12 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import AuditLog, Role
 from tests.admin_console.helpers import logged_in, scenario_with_version, text_of
 from tests.factories import Account, Factory
+from tests.helpers import recording_statements
 
 DAY = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -237,15 +237,11 @@ async def test_names_cost_no_query_per_row(
     def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         statements.append(statement)
 
-    engine = app.state.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", note)
-    try:
+    with recording_statements(app, note):
         assert (await client.get("/console/audit")).status_code == 200
         with_four = len(statements)
         await _records(sessionmaker, admin, await factory.admin())
         statements.clear()
         assert (await client.get("/console/audit")).status_code == 200
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
     assert len(statements) == with_four  # eight rows cost what four did
     assert len([s for s in statements if "audit_logs" in s]) == 2  # the count and the page

@@ -11,12 +11,12 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import Distribution, Plugin, PluginInspection, PluginVersion, ReviewStatus
 from tests.admin_console.helpers import logged_in, scenario_with_version, set_findings, text_of
 from tests.factories import Factory
+from tests.helpers import recording_statements
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 STARTED = NOW - timedelta(minutes=5)
@@ -523,16 +523,12 @@ async def test_queue_badges_cost_no_query_per_row(
     def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         statements.append(statement)
 
-    engine = app.state.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", note)
-    try:
+    with recording_statements(app, note):
         assert (await client.get("/console?tab=plugin-versions")).status_code == 200
         with_two = len(statements)
         await two_more()
         statements.clear()
         page = await client.get("/console?tab=plugin-versions")
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
     assert page.text.count(">inspecting</span>") == 2
     assert len(statements) == with_two  # four rows cost what two did
     # One look per load of the tab: its count (a page of one) and its page.

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event
 
 from marketplace.catalog.search_index import SearchIndex
+from tests.helpers import recording_statements
 
 
 @pytest.fixture
@@ -19,10 +19,8 @@ def statements(app: FastAPI) -> Iterator[list[str]]:
     def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         seen.append(statement)
 
-    engine = app.state.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(engine, "before_cursor_execute", record)
+    with recording_statements(app, record):
+        yield seen
 
 
 OpenIndex = Callable[..., SearchIndex]

@@ -346,7 +346,7 @@ def test_cache_evicts_least_recently_used_beyond_its_byte_budget() -> None:
 
 
 def _body(body: bytes) -> CachedBody:
-    return CachedBody(data={}, body=body, etag='"e"', plugin_ids=(), shape="none")
+    return CachedBody(body=body, etag='"e"', plugin_ids=(), shape="none")
 
 
 async def test_invalid_token_is_401_even_when_the_answer_is_cached(

@@ -8,10 +8,9 @@ from contextlib import contextmanager
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event
 
 from tests.factories import Factory
-from tests.helpers import err, ok
+from tests.helpers import err, ok, recording_statements
 from tests.plugins.helpers import create_version
 from tests.takedown.helpers import ADMIN_PLUGINS, admin_takedown, released_plugin
 from tests.trust.releases import open_release
@@ -23,17 +22,13 @@ API = "/api/v1/plugins/download"
 def plugin_reads(app: FastAPI) -> Iterator[list[str]]:
     """The statements that read the plugins or plugin_versions tables meanwhile."""
     seen: list[str] = []
-    engine = app.state.engine.sync_engine
 
     def record(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
         if "FROM plugins" in statement or "FROM plugin_versions" in statement:
             seen.append(statement)
 
-    event.listen(engine, "before_cursor_execute", record)
-    try:
+    with recording_statements(app, record):
         yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
 
 
 async def test_a_repeated_download_reads_no_plugin_row(

@@ -10,14 +10,14 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from marketplace.catalog.cache import catalog_cache
 from marketplace.delivery import updates
 from marketplace.delivery.offers import Reason, bucket
 from marketplace.models import Channel, Plugin, PluginVersion
 from tests.factories import Factory
-from tests.helpers import err, ok
+from tests.helpers import err, ok, recording_statements
 
 UPDATES = "/api/v1/plugins/updates"
 INSTALL_ID = "install-0001"
@@ -218,10 +218,8 @@ def statements(app: FastAPI) -> Iterator[list[str]]:
     def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         seen.append(statement)
 
-    engine = app.state.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(engine, "before_cursor_execute", record)
+    with recording_statements(app, record):
+        yield seen
 
 
 async def test_a_check_of_many_plugins_costs_a_fixed_number_of_queries(

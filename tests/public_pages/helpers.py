@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.models import Plugin, PluginInspection, PluginVersion
 from tests.factories import Factory
+from tests.helpers import recording_statements
 
 BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 CSP = (
@@ -74,18 +74,18 @@ class Statements:
     own connection is not the engine's: a cache hit records nothing)."""
 
     def __init__(self, app: FastAPI) -> None:
-        self.engine = app.state.engine.sync_engine
+        self.recording = recording_statements(app, self._record)
         self.seen: list[str] = []
 
     def _record(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         self.seen.append(statement)
 
     def __enter__(self) -> Statements:
-        event.listen(self.engine, "before_cursor_execute", self._record)
+        self.recording.__enter__()
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._record)
+    def __exit__(self, *exc: Any) -> None:
+        self.recording.__exit__(*exc)
 
     def reading(self, table: str) -> list[str]:
         pattern = re.compile(rf"\b{table}\b")

@@ -104,7 +104,7 @@ def _entry(built: Built) -> CachedBody:
     else:
         ids = ()
     body = _encode(data)
-    return CachedBody(data=data, body=body, etag=etag_of(body), plugin_ids=ids, shape=built.shape)
+    return CachedBody(body=body, etag=etag_of(body), plugin_ids=ids, shape=built.shape)
 
 
 NEVER_BOUGHT: dict[str, Any] = PurchaseStateOut(
@@ -125,9 +125,10 @@ def _with_purchases(entry: CachedBody, states: Mapping[str, PurchaseState]) -> A
     def plugin(item: dict[str, Any]) -> dict[str, Any]:
         return {**item, "purchase": _state_json(states.get(item["id"]))}
 
+    data = orjson.loads(entry.body)["data"]  # the entry keeps bytes only (see CachedBody)
     if entry.shape == "items":
-        return {**entry.data, "items": [plugin(item) for item in entry.data["items"]]}
-    return plugin(entry.data)
+        return {**data, "items": [plugin(item) for item in data["items"]]}
+    return plugin(data)
 
 
 def _personal_body(entry: CachedBody, states: Mapping[str, PurchaseState]) -> tuple[bytes, str]:

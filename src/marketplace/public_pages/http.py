@@ -114,7 +114,6 @@ async def cached_page(
             if rendered.status != 200:
                 return html_response(request, rendered.body, status=rendered.status, extra=extra)
             entry = CachedBody(
-                data=None,
                 body=rendered.body,
                 etag=etag_of(rendered.body),
                 plugin_ids=(),
