@@ -119,6 +119,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.gc_freeze_at_start:
             # The modules, routes and schemas of the start live as long as the process:
             # full collections under load walked them all (about 250,000 objects) each time.
+            # Collected first: garbage frozen with them would never be freed.
+            gc.collect()
             gc.freeze()
         yield
         await shutdown(app)
@@ -145,6 +147,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     read_engine = make_read_engine(settings.database_url)
     app.state.read_engine = read_engine
     app.state.sessionmaker = make_sessionmaker(read_engine or engine, info=enqueue)
+    # Searches in SQL, which may take long: on aiosqlite's thread when reads run on the
+    # loop's (catalog.search_engines.DatabaseEngine); the read sessions' otherwise.
+    app.state.search_sessionmaker = (
+        make_sessionmaker(engine, info=enqueue) if read_engine is not None else None
+    )
     app.state.write_sessionmaker = make_sessionmaker(engine, write=True, info=enqueue)
     app.state.limiter = limiter
     app.state.blob_store = make_blob_store(settings)

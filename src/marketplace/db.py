@@ -27,6 +27,12 @@ from marketplace.kit.log_sql import register_sqlite_functions
 IMMEDIATE = "marketplace_immediate"
 
 
+# A reader in WAL mode waits only in rare moments (recovery after a crash, the last
+# connection closing): on the event loop's thread (kit.sqlite_inline) not for long. Past
+# it, "database is locked" is a 503 with Retry-After (is_database_outage).
+READ_BUSY_MS = 250
+
+
 def _install_sqlite_pragmas(engine: AsyncEngine, *, read_only: bool = False) -> None:
     sync_engine: Engine = engine.sync_engine
 
@@ -37,7 +43,7 @@ def _install_sqlite_pragmas(engine: AsyncEngine, *, read_only: bool = False) -> 
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={READ_BUSY_MS if read_only else 30000}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         if read_only:
             # A write through it fails at once instead of waiting for the write lock on
@@ -177,7 +183,8 @@ def make_read_engine(url: str) -> AsyncEngine | None:
         return None
     from marketplace.kit.sqlite_inline import inline_creator
 
-    engine = create_async_engine(url, async_creator=inline_creator(parsed.database, 30))
+    creator = inline_creator(parsed.database, READ_BUSY_MS / 1000)
+    engine = create_async_engine(url, async_creator=creator)
     _install_sqlite_pragmas(engine, read_only=True)
     _install_outage_translation(engine)
     return engine

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import delete
 
 from marketplace.auth.deps import VerifiedDeveloper
 from marketplace.models import DeveloperProfile, IdentityStatus, Role, User
@@ -350,3 +351,24 @@ async def test_verified_developer_dependency(
     response = await client.post("/test-only/verified-write", headers=verified.headers)
     assert response.status_code == 200
     assert response.json() == {"id": verified.id}
+
+
+async def test_an_admin_without_a_profile_reads_the_status_and_gets_one_made(
+    client: httpx.AsyncClient, factory: Factory, sessionmaker
+) -> None:
+    """The status is a read (on SQLite its session cannot write): the profile an admin
+    acting as a developer lacks is made in a transaction of its own, once, even when two
+    first reads come at once."""
+    import asyncio
+
+    admin = await factory.admin()
+    async with sessionmaker() as session:
+        await session.execute(delete(DeveloperProfile).where(DeveloperProfile.user_id == admin.id))
+        await session.commit()
+    url = "/api/v1/developer/identity/status"
+    answers = await asyncio.gather(*(client.get(url, headers=admin.headers) for _ in range(2)))
+    for answer in answers:
+        assert ok(answer)["status"] == "unverified"
+    async with sessionmaker() as session:
+        profile = await session.get(DeveloperProfile, admin.id)
+        assert profile is not None and profile.identity_status == IdentityStatus.UNVERIFIED

@@ -139,9 +139,12 @@ async def submit_identity(
 
 
 @developer_router.get("/identity/status")
-async def identity_status(user: Developer, session: DbSession) -> Envelope[IdentityStatusOut]:
+async def identity_status(
+    user: Developer, session: DbSession, request: Request
+) -> Envelope[IdentityStatusOut]:
     """The caller's identity verification status."""
-    return _identity(await service.developer_profile(session, user))
+    writes = request.app.state.write_sessionmaker
+    return _identity(await service.developer_profile_for_read(session, writes, user))
 
 
 @admin_router.get("/developers")

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 from sqlalchemy import func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from marketplace.auth.passwords import hash_password, verify_password
 from marketplace.auth.tokens import create_access_token, hash_refresh_token, new_refresh_token
@@ -188,6 +189,26 @@ async def developer_profile(session: AsyncSession, user: User) -> DeveloperProfi
         session.add(profile)
         await session.flush()
     return profile
+
+
+async def developer_profile_for_read(
+    session: AsyncSession, writes: async_sessionmaker[AsyncSession], user: User
+) -> DeveloperProfile:
+    """`developer_profile` for a read request, whose session does not write (on SQLite it
+    cannot: db.make_read_engine): a missing profile is made in a short write transaction
+    of its own. Two first reads at once make one (the loser reads the winner's)."""
+    profile = await session.get(DeveloperProfile, user.id)
+    if profile is not None:
+        return profile
+    try:
+        async with writes.begin() as write:
+            return await developer_profile(write, user)
+    except IntegrityError:
+        async with writes() as again:
+            made = await again.get(DeveloperProfile, user.id)
+        if made is None:
+            raise
+        return made
 
 
 async def submit_identity(

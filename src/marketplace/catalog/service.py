@@ -160,11 +160,18 @@ async def plugins_in_order(session: AsyncSession, ids: Sequence[str]) -> list[Pl
     return [found[plugin_id] for plugin_id in ids if plugin_id in found]
 
 
+async def browse_ids(
+    session: AsyncSession, query: BrowseQuery, page: Page, *, walk: bool = False
+) -> list[str]:
+    """The ids of the page's listed plugins, in order."""
+    ids = await session.scalars(browse_ids_statement(_dialect(session), query, page, walk=walk))
+    return list(ids)
+
+
 async def browse_page(
     session: AsyncSession, query: BrowseQuery, page: Page, *, walk: bool = False
 ) -> list[PluginRow]:
-    ids = await session.scalars(browse_ids_statement(_dialect(session), query, page, walk=walk))
-    return await plugins_in_order(session, list(ids))
+    return await plugins_in_order(session, await browse_ids(session, query, page, walk=walk))
 
 
 def count_statement(query: BrowseQuery) -> Select[int]:

@@ -92,9 +92,11 @@ def serve(
     settings = get_settings()
     log_config = stdlib_log_config(json_logs=settings.log_json, level=settings.log_level)
     logging.config.dictConfig(log_config)  # alembic's lines below, before uvicorn's own
-    # Each worker's app freezes what its start allocated (Settings.gc_freeze_at_start).
-    os.environ.setdefault("MARKETPLACE_GC_FREEZE_AT_START", "true")
-    get_settings.cache_clear()
+    # Each worker's app freezes what its start allocated (Settings.gc_freeze_at_start),
+    # unless the environment or the .env file says otherwise.
+    if "gc_freeze_at_start" not in get_settings().model_fields_set:
+        os.environ["MARKETPLACE_GC_FREEZE_AT_START"] = "true"
+        get_settings.cache_clear()
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.secret()  # create the persistent key once, before workers race for it
