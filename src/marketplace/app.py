@@ -231,12 +231,13 @@ async def shutdown(app: FastAPI) -> None:
     """Release pooled connections (database, Redis) and the search index's writer, after
     writing the download counts still in memory."""
     close_search_index(app)
-    await close_download_counts(app)
+    # ANALYZE holds the write lock while it reads: stopped before the counts are written.
     analyzing: asyncio.Task[None] | None = getattr(app.state, "analyzing", None)
     if analyzing is not None and not analyzing.done():
         analyzing.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await analyzing
+    await close_download_counts(app)
     await app.state.limiter.close()
     await app.state.blob_store.aclose()
     await app.state.engine.dispose()

@@ -292,7 +292,7 @@ async def end_checks(session: AsyncSession) -> None:
     await session.commit()
 
 
-def write_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
+async def write_sessions(request: Request) -> async_sessionmaker[AsyncSession]:
     """For a route that opens its own write transaction (`async with sessions.begin()`)."""
     factory: async_sessionmaker[AsyncSession] = request.app.state.write_sessionmaker
     return factory

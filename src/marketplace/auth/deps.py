@@ -131,7 +131,7 @@ async def verified_developer(user: Developer, session: DbSession) -> User:
 VerifiedDeveloper = Annotated[User, Depends(verified_developer)]
 
 
-def token_grant(request: Request) -> pat.TokenGrant | None:
+async def token_grant(request: Request) -> pat.TokenGrant | None:
     """What the request's publishing token allows; None when the caller did not use one."""
     grant: pat.TokenGrant | None = getattr(request.state, "token_grant", None)
     return grant

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from marketplace.config import Settings
 
 
-def app_settings(request: Request) -> Settings:
+async def app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 

@@ -101,7 +101,7 @@ class Releases:
     sessions: async_sessionmaker[AsyncSession]
 
 
-def app_releases(request: Request) -> Releases:
+async def app_releases(request: Request) -> Releases:
     state = request.app.state
     return Releases(keyring=state.keyring, sessions=state.write_sessionmaker)
 

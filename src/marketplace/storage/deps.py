@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from marketplace.storage.base import BlobStore
 
 
-def get_blob_store(request: Request) -> BlobStore:
+async def get_blob_store(request: Request) -> BlobStore:
     store: BlobStore = request.app.state.blob_store
     return store
 

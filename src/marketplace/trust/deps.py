@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 from marketplace.trust.keyring import Keyring
 
 
-def app_keyring(request: Request) -> Keyring:
+async def app_keyring(request: Request) -> Keyring:
     keyring: Keyring = request.app.state.keyring
     return keyring
 
