@@ -578,6 +578,7 @@ class MixOptions:
     samples: int
     single: bool  # the single-URL wrk figures too
     host_workers: int = 0  # then a restart under this many workers, timed, and its memory
+    logged_in: float = mix.LOGGED_IN  # the share of the mix's reads with the user's token
     data_root: Path | None = None  # keep each SQLite data folder here, and reuse it next time
 
 
@@ -588,6 +589,7 @@ class MixResult:
     uncached: list[mix.Uncached]
     ratio: float = 0.0
     updates: mix.UpdateChecks | None = None
+    logged_in: float = mix.LOGGED_IN
 
 
 async def _bumper(database: str, where: str, setup: str = "") -> tuple[Any, Any]:
@@ -643,7 +645,9 @@ def run_mix(
     keys = [row[1] for row in catalogue.plugins]
     free = {row[0] for row in catalogue.plugins if row[8]}  # a paid one would answer 403
     downloadable = [v[1] for v in catalogue.versions if v[5] == "config_only" and v[1] in free]
-    requests = mix.make_mix(options.requests, ids, keys, downloadable, seed=len(ids))
+    requests = mix.make_mix(
+        options.requests, ids, keys, downloadable, seed=len(ids), logged_in=options.logged_in
+    )
     port = int(url.rsplit(":", 1)[1])
     bare_port = int(bare_url.rsplit(":", 1)[1])
     bare_requests = [mix.Request("bare", "/page", False)] * 10_000_000
@@ -660,7 +664,7 @@ def run_mix(
         played = asyncio.run(
             mix.run_load("127.0.0.1", port, token, requests, options.seconds, CONNECTIONS)
         )
-    result = MixResult(bare=bare, mix=played, uncached=[])
+    result = MixResult(bare=bare, mix=played, uncached=[], logged_in=options.logged_in)
     result.ratio = played.requests_per_second / bare.requests_per_second
     print(
         f"  mix: {played.requests:,} requests ({played.distinct_urls:,} distinct URLs) in "
@@ -930,7 +934,10 @@ def run_host(
         keys = [row[1] for row in catalogue.plugins]
         free = {row[0] for row in catalogue.plugins if row[8]}
         downloadable = [v[1] for v in catalogue.versions if v[5] == "config_only" and v[1] in free]
-        requests = mix.make_mix(options.requests, ids, keys, downloadable, seed=len(ids) + 1)
+        requests = mix.make_mix(
+            options.requests, ids, keys, downloadable, seed=len(ids) + 1,
+            logged_in=options.logged_in,
+        )  # fmt: skip
         with pinned(LOADGEN_CORE):
             played = asyncio.run(
                 mix.run_load("127.0.0.1", port, token, requests, options.seconds, CONNECTIONS)
@@ -1034,7 +1041,8 @@ def mix_tables(result: DatabaseResult) -> list[str]:
         lines += [
             "",
             f"{result.database}, {size.size:,} plugins: the mix ({played.requests:,} requests, "
-            f"{played.distinct_urls:,} distinct URLs, first pass, 30% logged in)",
+            f"{played.distinct_urls:,} distinct URLs, first pass, "
+            f"{size.mix.logged_in:.0%} logged in)",
             "| load | req/s | x bare | p50 ms | p99 ms | errors | target |",
             "|---|---:|---:|---:|---:|---:|---|",
             f"| bare FastAPI page | {bare.requests_per_second:,.0f} | 1.00 | {bare.p50_ms:.1f} | "
@@ -1221,6 +1229,13 @@ def main(argv: list[str] | None = None) -> int:
         help="with --mix-only: then restart the service under this many workers on the same "
         "index, time it until searches use the index, and read its memory (e.g. 4)",
     )
+    parser.add_argument(
+        "--logged-in",
+        type=float,
+        default=mix.LOGGED_IN,
+        help="share of the mix's reads sent with the user's token, 0 to 1 (download info "
+        "always is); issue 30 judges 0 (anonymous) and 1 (logged in) too",
+    )
     parser.add_argument("--no-save", action="store_true", help="do not write bench/results/")
     parser.add_argument(
         "--data-root",
@@ -1238,7 +1253,10 @@ def main(argv: list[str] | None = None) -> int:
         single=not args.mix_only,
         host_workers=args.host_workers,
         data_root=args.data_root,
+        logged_in=args.logged_in,
     )
+    if not 0 <= args.logged_in <= 1:
+        parser.error("--logged-in takes a share between 0 and 1")
     if args.mix_only and not args.mix_requests:
         parser.error("--mix-only needs --mix-requests > 0")
     set_postgres(args.postgres_url)

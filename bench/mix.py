@@ -118,7 +118,12 @@ def new_url(rng: random.Random, kind: str, ids: Sequence[str], keys: Sequence[st
 
 
 def make_mix(
-    count: int, ids: Sequence[str], keys: Sequence[str], downloadable: Sequence[str], seed: int
+    count: int,
+    ids: Sequence[str],
+    keys: Sequence[str],
+    downloadable: Sequence[str],
+    seed: int,
+    logged_in: float = LOGGED_IN,
 ) -> list[Request]:
     """`count` requests; about (1 - REPEAT_SHARE) of them on URLs seen for the first time."""
     rng = random.Random(seed)
@@ -136,7 +141,7 @@ def make_mix(
             path = new_url(rng, kind, ids, keys, downloadable)
             if len(popular) < POPULAR_URLS and kind != "download":
                 popular.append((kind, path))
-        auth = kind == "download" or rng.random() < LOGGED_IN
+        auth = kind == "download" or rng.random() < logged_in
         requests.append(Request(kind, path, auth))
     return requests
 
