@@ -66,13 +66,20 @@ def silent_server() -> Iterator[int]:
         server.close()
 
 
+def app_engines(app: FastAPI) -> dict[str, Any]:
+    """The app's sync engines by role: "threaded" (writes, and searches in SQL) and, on
+    SQLite, "inline" (read sessions, db.make_read_engine)."""
+    engines = {"threaded": app.state.engine.sync_engine}
+    if getattr(app.state, "read_engine", None) is not None:
+        engines["inline"] = app.state.read_engine.sync_engine
+    return engines
+
+
 @contextlib.contextmanager
 def recording_statements(app: FastAPI, record: Any) -> Iterator[None]:
     """`record` hears every statement of the app's engines: the one of writes and, on
     SQLite, the one of read sessions (db.make_read_engine)."""
-    engines = [app.state.engine.sync_engine]
-    if getattr(app.state, "read_engine", None) is not None:
-        engines.append(app.state.read_engine.sync_engine)
+    engines = list(app_engines(app).values())
     for engine in engines:
         event.listen(engine, "before_cursor_execute", record)
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from marketplace import app as app_module
-from marketplace.app import create_app, shutdown
+from marketplace.app import create_app
 from marketplace.config import Settings
 
 
@@ -17,11 +17,8 @@ async def test_the_start_freezes_the_heap_only_when_asked(
     frozen: list[bool] = []
     monkeypatch.setattr(app_module.gc, "freeze", lambda: frozen.append(True))
     application = create_app(settings.model_copy(update={"gc_freeze_at_start": freeze}))
-    try:
-        async with application.router.lifespan_context(application):
-            assert frozen == ([True] if freeze else [])
-    finally:
-        await shutdown(application)
+    async with application.router.lifespan_context(application):  # its end shuts down
+        assert frozen == ([True] if freeze else [])
     assert frozen == ([True] if freeze else [])  # once, at the start
 
 

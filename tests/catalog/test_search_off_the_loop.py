@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from sqlalchemy import event
 
 from tests.factories import Factory
-from tests.helpers import ok
+from tests.helpers import app_engines, ok
 
 
 async def test_a_search_in_sql_runs_off_the_loop_and_answers_as_before(
@@ -29,9 +29,7 @@ async def test_a_search_in_sql_runs_off_the_loop_and_answers_as_before(
 
         return record
 
-    listeners = [(app.state.engine.sync_engine, recorder("threaded"))]
-    if app.state.read_engine is not None:
-        listeners.append((app.state.read_engine.sync_engine, recorder("inline")))
+    listeners = [(engine, recorder(name)) for name, engine in app_engines(app).items()]
     for engine, record in listeners:
         event.listen(engine, "before_cursor_execute", record)
     try:
